@@ -1,0 +1,3 @@
+"""varco: a self-hostable Italian e-invoicing intermediary."""
+
+__version__ = "0.1.0"

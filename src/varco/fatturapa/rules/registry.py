@@ -1,0 +1,98 @@
+"""The table of extra-schema rules: one small function per rule, registered with its metadata.
+
+Adding a rule is adding one decorated function (and one test). The runner in
+`varco.fatturapa.rules.runner` calls every rule whose `formats` include the file's format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Literal
+
+from lxml import etree
+
+from varco.fatturapa.findings import Finding, Stage
+
+Format = Literal["FPA12", "FPR12", "FSM10"]
+ALL_FORMATS: frozenset[str] = frozenset({"FPA12", "FPR12", "FSM10"})
+ORDINARY: frozenset[str] = frozenset({"FPA12", "FPR12"})
+SIMPLIFIED: frozenset[str] = frozenset({"FSM10"})
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """What a rule sees: the parsed, XSD-valid document and the facts around it."""
+
+    root: etree._Element  # the FatturaElettronica / FatturaElettronicaSemplificata root
+    format: str  # "FPA12" | "FPR12" | "FSM10" (from the root's `versione`)
+    received_date: date  # the day the Exchange System received the file (check 00403)
+
+    @property
+    def header(self) -> etree._Element:
+        return self.root.find("FatturaElettronicaHeader")
+
+    @property
+    def bodies(self) -> list[etree._Element]:
+        return self.root.findall("FatturaElettronicaBody")
+
+    @property
+    def is_simplified(self) -> bool:
+        return self.format == "FSM10"
+
+    def xpath_of(self, element: etree._Element) -> str:
+        """Namespace-free absolute path of an element, with 1-based positions: for messages."""
+        return element.getroottree().getpath(element)
+
+    def finding(
+        self, spec: RuleSpec, message: str, element: etree._Element | None = None, body: int | None = None
+    ) -> Finding:
+        return Finding(
+            code=spec.code,
+            message=message,
+            stage=spec.stage,
+            xpath=self.xpath_of(element) if element is not None else None,
+            body=body,
+            hint=spec.hint,
+        )
+
+
+Check = Callable[[RuleContext, "RuleSpec"], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    code: str  # "00400"
+    text: str  # the contract's rule text (§7.3)
+    hint: str  # one-line fix hint
+    stage: Stage
+    formats: frozenset[str]
+    check: Check = field(compare=False)
+
+    def run(self, ctx: RuleContext) -> list[Finding]:
+        return list(self.check(ctx, self))
+
+
+RULES: list[RuleSpec] = []
+
+
+def rule(
+    code: str,
+    text: str,
+    hint: str,
+    *,
+    stage: Stage = "async",
+    formats: frozenset[str] = ALL_FORMATS,
+) -> Callable[[Check], Check]:
+    """Register `check` as the rule `code` (several functions may share a code, e.g. per format)."""
+
+    def register(check: Check) -> Check:
+        RULES.append(RuleSpec(code, text, hint, stage, frozenset(formats), check))
+        return check
+
+    return register
+
+
+def rules_for(fmt: str, stage: Stage | None = None) -> list[RuleSpec]:
+    return [r for r in RULES if fmt in r.formats and (stage is None or r.stage == stage)]

@@ -1,0 +1,23 @@
+"""Runs the registered rules over a parsed document."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from lxml import etree
+
+# Importing the rule modules registers their rules in RULES.
+from varco.fatturapa.rules import async_rules, sync_rules  # noqa: F401
+from varco.fatturapa.findings import Finding, Stage
+from varco.fatturapa.rules.registry import RuleContext, rules_for
+
+
+def run_rules(
+    root: etree._Element, fmt: str, received_date: date, *, stage: Stage | None = None
+) -> list[Finding]:
+    """Every finding of every rule registered for `fmt` (and `stage`, when given), in table order."""
+    ctx = RuleContext(root=root, format=fmt, received_date=received_date)
+    findings: list[Finding] = []
+    for spec in rules_for(fmt, stage):
+        findings.extend(spec.run(ctx))
+    return findings
