@@ -1,0 +1,35 @@
+"""Demo profile: accounts created on first start so a new user can sign in at once (README)."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from varco.accounts import service
+from varco.accounts.models import AccountKind, DelegationStatus
+from varco.core.clock import Clock
+from varco.settings import Settings
+
+DEMO_ACCOUNTS: tuple[service.NewAccount, ...] = (
+    service.NewAccount(
+        username="demo-premium", password="demo-premium-pw", description="Demo Premium S.r.l.",
+        vat_code="01234560017", fiscal_code="01234560017", pec="demo-premium@pec.varco.example", tier=1,
+    ),
+    service.NewAccount(
+        username="demo-basic", password="demo-basic-pw", kind=AccountKind.BASIC, description="Demo Cliente S.p.A.",
+        vat_code="09876540015", fiscal_code="09876540015", pec="demo-basic@pec.varco.example",
+    ),
+)
+
+
+def seed_demo_accounts(session: Session, settings: Settings, clock: Clock) -> list[tuple[str, str]]:
+    """Create the demo accounts that do not exist yet; returns (username, password) of those created."""
+    created: list[tuple[str, str]] = []
+    for new in DEMO_ACCOUNTS:
+        if service.find(session, new.username) is None:
+            service.create_account(session, new, settings, clock)
+            created.append((new.username, new.password))
+    if ("demo-basic", "demo-basic-pw") in created:
+        basic = service.get_by_username(session, "demo-basic")
+        premium = service.get_by_username(session, "demo-premium")
+        service.create_delegation(session, basic, premium, DelegationStatus.ACTIVE, clock)
+    return created

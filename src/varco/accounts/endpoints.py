@@ -1,0 +1,30 @@
+"""GET /auth/userInfo (§4.1)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from varco.accounts import service
+from varco.accounts.schemas import AccountStatus, UsageStatus, UserInfo
+from varco.auth.dependencies import Caller
+from varco.core.deps import ClockDep, SessionDep
+
+router = APIRouter(tags=["authentication"])
+
+
+@router.get("/auth/userInfo", response_model=UserInfo, summary="Information on the signed-in user")
+def user_info(caller: Caller, session: SessionDep, clock: ClockDep) -> UserInfo:
+    return UserInfo(
+        username=caller.username,
+        pec=caller.pec,
+        userDescription=caller.description,
+        countryCode=caller.country_code,
+        vatCode=caller.vat_code,
+        fiscalCode=caller.fiscal_code,
+        accountStatus=AccountStatus(
+            # §2.3: true if the user is expired or suspended
+            expired=caller.is_disabled or service.is_expired(caller, clock),
+            expirationDate=caller.expires_on.isoformat(),
+        ),
+        usageStatus=UsageStatus(usedSpaceKB=service.used_space_kb(session, caller), maxSpaceKB=caller.max_space_kb),
+    )

@@ -1,0 +1,153 @@
+"""Accounts: creation, listing, disabling, and who may use the service (§1 Access)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from sqlalchemy.orm import Session
+from stdnum.it import codicefiscale, iva
+
+from varco.accounts.models import Account, AccountKind, Delegation, DelegationStatus
+from varco.accounts.repository import AccountRepository
+from varco.core.clock import Clock
+from varco.core.errors import BadRequest, NotFound
+from varco.core.security import hash_password
+from varco.settings import Settings
+
+USERNAME_RE = re.compile(r"^[A-Za-z0-9._@+-]{1,150}$")
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+DEFAULT_VALIDITY = timedelta(days=365)
+
+
+class AccountInputError(BadRequest):
+    """Invalid account data."""
+
+
+class AccountExists(BadRequest):
+    """Username already taken."""
+
+
+@dataclass(frozen=True)
+class NewAccount:
+    username: str
+    password: str
+    kind: AccountKind = AccountKind.PREMIUM
+    description: str = ""
+    country_code: str = "IT"
+    vat_code: str | None = None
+    fiscal_code: str | None = None
+    pec: str | None = None
+    tier: int | None = None
+    max_space_kb: int | None = None
+    expires_on: date | None = None
+
+
+def _check(account: NewAccount, settings: Settings) -> None:
+    if not USERNAME_RE.match(account.username):
+        raise AccountInputError(f"invalid username {account.username!r}: use 1-150 letters, digits or ._@+-")
+    if not account.password:
+        raise AccountInputError("password must not be empty")
+    if not re.fullmatch(r"[A-Z]{2}", account.country_code):
+        raise AccountInputError(f"invalid country code {account.country_code!r}: two capital letters (IT)")
+    if account.vat_code is not None:
+        if not re.fullmatch(r"[0-9A-Za-z]{1,28}", account.vat_code):
+            raise AccountInputError(f"invalid VAT number {account.vat_code!r}: digits only, no country prefix")
+        if account.country_code == "IT" and not iva.is_valid(account.vat_code):
+            raise AccountInputError(f"invalid Italian VAT number {account.vat_code!r}: wrong length or check digit")
+    if account.fiscal_code is not None and account.country_code == "IT":
+        code = account.fiscal_code.upper()
+        if not (codicefiscale.is_valid(code) or iva.is_valid(code)):
+            raise AccountInputError(f"invalid Italian tax code {account.fiscal_code!r}")
+    if account.pec is not None and not EMAIL_RE.match(account.pec):
+        raise AccountInputError(f"invalid e-mail address {account.pec!r}")
+    if account.tier is not None and account.tier not in settings.tiers:
+        raise AccountInputError(f"invalid tier {account.tier}: choose one of {sorted(settings.tiers)}")
+    if account.max_space_kb is not None and account.max_space_kb < 0:
+        raise AccountInputError("max space must be zero or more kilobytes")
+
+
+def create_account(session: Session, new: NewAccount, settings: Settings, clock: Clock) -> Account:
+    """Create an account (Premium unless `kind` says basic)."""
+    _check(new, settings)
+    repo = AccountRepository(session)
+    if repo.by_username(new.username) is not None:
+        raise AccountExists(f"username {new.username!r} already exists")
+    now = clock.now()
+    account = Account(
+        username=new.username,
+        password_hash=hash_password(new.password),
+        kind=new.kind,
+        description=new.description or new.username,
+        country_code=new.country_code,
+        vat_code=new.vat_code,
+        fiscal_code=new.fiscal_code.upper() if new.fiscal_code else None,
+        pec=new.pec,
+        tier=settings.default_tier if new.tier is None else new.tier,
+        max_space_kb=settings.default_max_space_kb if new.max_space_kb is None else new.max_space_kb,
+        expires_on=new.expires_on or (now + DEFAULT_VALIDITY).date(),
+        is_disabled=False,
+        created_at=now,
+    )
+    return repo.add(account)
+
+
+def find(session: Session, username: str) -> Account | None:
+    return AccountRepository(session).by_username(username)
+
+
+def get(session: Session, account_id: int) -> Account | None:
+    return AccountRepository(session).get(account_id)
+
+
+def get_by_username(session: Session, username: str) -> Account:
+    account = AccountRepository(session).by_username(username)
+    if account is None:
+        raise NotFound(f"no account named {username!r}")
+    return account
+
+
+def list_accounts(session: Session) -> list[Account]:
+    return AccountRepository(session).all()
+
+
+def disable_account(session: Session, username: str) -> Account:
+    """Disable an account: it can no longer sign in, and its tokens stop working."""
+    account = get_by_username(session, username)
+    account.is_disabled = True
+    return account
+
+
+def is_expired(account: Account, clock: Clock) -> bool:
+    return account.expires_on < clock.now().date()
+
+
+def refusal_reason(session: Session, account: Account, clock: Clock) -> str | None:
+    """Why this account may not use the service now (§1 Access), or None if it may."""
+    if account.is_disabled:
+        return "The user is disabled"
+    if is_expired(account, clock):
+        return f"The user expired on {account.expires_on.isoformat()}"
+    if not account.is_premium and not AccountRepository(session).has_active_delegate(account.id):
+        return "Basic users need an active delegation to a Premium user to access the service"
+    return None
+
+
+def create_delegation(
+    session: Session, delegator: Account, delegate: Account, status: DelegationStatus, clock: Clock
+) -> Delegation:
+    """Minimal delegation creation (the multiseller issue adds transitions and history)."""
+    if not delegate.is_premium:
+        raise AccountInputError(f"{delegate.username!r} is not a Premium user: only Premium users can be delegated")
+    if delegator.id == delegate.id:
+        raise AccountInputError("an account cannot delegate itself")
+    now = clock.now()
+    return AccountRepository(session).add_delegation(
+        Delegation(delegator_id=delegator.id, delegate_id=delegate.id, status=status, created_at=now, updated_at=now)
+    )
+
+
+def used_space_kb(session: Session, account: Account) -> int:
+    """Storage used by the account's stored files, in KB (no files are stored yet: 0)."""
+    return 0

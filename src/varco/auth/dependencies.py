@@ -1,0 +1,32 @@
+"""The `Caller` dependency: the account behind `Authorization: Bearer <token>`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from varco.accounts.models import Account
+from varco.auth import service
+from varco.core.deps import ClockDep, SessionDep
+from varco.core.errors import Unauthorized
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def get_caller(request: Request, session: SessionDep, clock: ClockDep) -> Account:
+    token = bearer_token(request)
+    if token is None:
+        raise Unauthorized()
+    account = service.authenticate(session, token, clock)
+    request.state.account_id = account.id
+    return account
+
+
+Caller = Annotated[Account, Depends(get_caller)]

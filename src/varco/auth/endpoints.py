@@ -1,0 +1,59 @@
+"""POST /auth/signin (§4.1): password and refresh_token grants, form-encoded."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import JSONResponse
+
+from varco.auth import service
+from varco.auth.schemas import OAuthErrorBody, TokenResponse
+from varco.core.deps import ClockDep, SessionDep, SettingsDep
+from varco.core.errors import InvalidRequest, UnsupportedGrantType
+
+router = APIRouter(tags=["authentication"])
+
+# §5.2: credentials travel in the body only; any of these in the query string blocks the call.
+SENSITIVE_QUERY = ("username", "password", "grant_type", "refresh_token", "access_token")
+
+@router.post(
+    "/auth/signin",
+    response_model=TokenResponse,
+    response_model_by_alias=True,
+    responses={400: {"model": OAuthErrorBody, "description": "Wrong credentials or malformed request (§2.2)"}},
+    summary="Obtain or refresh a token",
+)
+def signin(
+    request: Request,
+    session: SessionDep,
+    clock: ClockDep,
+    settings: SettingsDep,
+    grant_type: Annotated[str | None, Form(examples=["password", "refresh_token"])] = None,
+    username: Annotated[str | None, Form(examples=["demo-premium"])] = None,
+    password: Annotated[str | None, Form(examples=["demo-premium-pw"], json_schema_extra={"format": "password"})] = None,
+    refresh_token: Annotated[str | None, Form()] = None,
+    client_id: Annotated[str | None, Form()] = None,
+) -> JSONResponse:
+    blocked = [name for name in SENSITIVE_QUERY if name in request.query_params]
+    if blocked:
+        raise InvalidRequest(
+            f"Sensitive parameters are not accepted in the query string ({', '.join(blocked)}); "
+            "send them in the form body"
+        )
+    if grant_type == "password":
+        if not username or not password:
+            raise InvalidRequest("The username and password fields are required")
+        issued = service.sign_in(session, username, password, client_id or "", clock, settings)
+    elif grant_type == "refresh_token":
+        if not refresh_token:
+            raise InvalidRequest("The refresh_token field is required")
+        issued = service.refresh(session, refresh_token, client_id or "", clock, settings)
+    elif not grant_type:
+        raise InvalidRequest(
+            "The grant_type field is required (form body, application/x-www-form-urlencoded)"
+        )
+    else:
+        raise UnsupportedGrantType(f"Unsupported grant_type {grant_type!r}: use password or refresh_token")
+    body = TokenResponse.of(issued).model_dump(by_alias=True)
+    return JSONResponse(body, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})

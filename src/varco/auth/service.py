@@ -1,0 +1,97 @@
+"""Token authentication (§2.1, §3.4, §5): sign-in, refresh, bearer check, revocation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from varco.accounts import service as accounts
+from varco.accounts.models import Account
+from varco.auth.models import AuthToken
+from varco.core.clock import Clock
+from varco.core.errors import InvalidGrant, Unauthorized
+from varco.core.security import new_token, token_digest, verify_password
+from varco.settings import Settings
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    access_token: str
+    refresh_token: str
+    record: AuthToken
+    username: str
+
+
+def _issue(session: Session, account: Account, client_id: str, clock: Clock, settings: Settings) -> IssuedToken:
+    now = clock.now()
+    access, refresh = new_token(), new_token()
+    record = AuthToken(
+        account_id=account.id,
+        access_digest=token_digest(access),
+        refresh_digest=token_digest(refresh),
+        client_id=client_id,
+        issued_at=now,
+        expires_at=now + settings.access_token_ttl,
+        refresh_expires_at=now + settings.refresh_token_ttl,
+    )
+    session.add(record)
+    session.flush()
+    return IssuedToken(access, refresh, record, account.username)
+
+
+def sign_in(
+    session: Session, username: str, password: str, client_id: str, clock: Clock, settings: Settings
+) -> IssuedToken:
+    """grant_type=password."""
+    account = accounts.find(session, username)
+    # verify_password runs even for unknown users so the answer time reveals nothing.
+    if not verify_password(account.password_hash if account else None, password) or account is None:
+        raise InvalidGrant("The user name or password is incorrect.")
+    reason = accounts.refusal_reason(session, account, clock)
+    if reason:
+        raise InvalidGrant(reason)
+    return _issue(session, account, client_id, clock, settings)
+
+
+def refresh(session: Session, refresh_token: str, client_id: str, clock: Clock, settings: Settings) -> IssuedToken:
+    """grant_type=refresh_token: a new pair; the old refresh token is used up."""
+    now = clock.now()
+    record = session.scalar(
+        select(AuthToken).where(AuthToken.refresh_digest == token_digest(refresh_token)).with_for_update()
+    )
+    if record is None or record.revoked_at is not None:
+        raise InvalidGrant("The refresh token is invalid.")
+    if record.refreshed_at is not None:
+        raise InvalidGrant("The refresh token has already been used.")
+    if now >= record.refresh_expires_at:
+        raise InvalidGrant("The refresh token has expired.")
+    account = accounts.get(session, record.account_id)
+    assert account is not None
+    reason = accounts.refusal_reason(session, account, clock)
+    if reason:
+        raise InvalidGrant(reason)
+    record.refreshed_at = now
+    return _issue(session, account, client_id or record.client_id, clock, settings)
+
+
+def authenticate(session: Session, access_token: str, clock: Clock) -> Account:
+    """The account behind a bearer token, or Unauthorized (§5.4)."""
+    record = session.scalar(select(AuthToken).where(AuthToken.access_digest == token_digest(access_token)))
+    if record is None or record.revoked_at is not None or clock.now() >= record.expires_at:
+        raise Unauthorized()
+    account = accounts.get(session, record.account_id)
+    if account is None or accounts.refusal_reason(session, account, clock):
+        raise Unauthorized()
+    return account
+
+
+def revoke_all(session: Session, account: Account, clock: Clock) -> int:
+    """Revoke every token of an account (disable, password change)."""
+    tokens = session.scalars(
+        select(AuthToken).where(AuthToken.account_id == account.id, AuthToken.revoked_at.is_(None))
+    ).all()
+    for token in tokens:
+        token.revoked_at = clock.now()
+    return len(tokens)

@@ -1,0 +1,198 @@
+"""The `varco` command: serve, worker, db, users, validate."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from datetime import date
+from typing import Annotated
+
+import typer
+
+from varco.core.clock import current_clock
+from varco.core.errors import VarcoError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="varco e-invoicing intermediary")
+db_app = typer.Typer(no_args_is_help=True, help="Database schema")
+users_app = typer.Typer(no_args_is_help=True, help="Accounts")
+app.add_typer(db_app, name="db")
+app.add_typer(users_app, name="users")
+
+
+def fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+@contextlib.contextmanager
+def cli_errors() -> Iterator[None]:
+    """Service errors become one line and exit code 2."""
+    try:
+        yield
+    except VarcoError as exc:
+        fail(str(exc))
+
+
+def _settings():  # noqa: ANN202
+    from pydantic import ValidationError
+
+    from varco.settings import get_settings
+
+    try:
+        return get_settings()
+    except ValidationError as exc:
+        fail("invalid configuration: " + "; ".join(e["msg"] for e in exc.errors()))
+
+
+def prepare_database() -> None:
+    """Bring the schema to the latest migration (idempotent)."""
+    from varco.core import migrate
+
+    settings = _settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    migrate.upgrade(settings.resolved_database_url)
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Apply every migration."""
+    prepare_database()
+    typer.echo("database is up to date")
+
+
+@db_app.command("current")
+def db_current() -> None:
+    """Show the schema revision."""
+    from varco.core import migrate
+
+    typer.echo(migrate.current(_settings().resolved_database_url) or "(empty)")
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port")] = 8000,
+    worker: Annotated[bool, typer.Option(help="Run the in-process worker (embedded mode)")] = True,
+) -> None:
+    """Run the API (and, in embedded mode, an in-process worker)."""
+    import uvicorn
+
+    from varco.app import configure_logging, create_app
+
+    settings = _settings()
+    configure_logging()
+    prepare_database()
+    if settings.profile == "demo" and settings.demo_data:
+        seed_demo()
+    application = create_app()
+    if worker and settings.embedded:
+        from varco.core.jobs import get_queue
+        from varco.core.worker import EmbeddedWorker
+
+        embedded = EmbeddedWorker(get_queue(), settings.embedded_workers)
+        application.router.on_startup.append(embedded.start)
+        application.router.on_shutdown.append(embedded.stop)
+    uvicorn.run(application, host=host, port=port, log_level="info")
+
+
+def seed_demo() -> None:
+    from varco.accounts.demo import seed_demo_accounts
+    from varco.core.db import unit_of_work
+
+    with unit_of_work() as session:
+        created = seed_demo_accounts(session, _settings(), current_clock())
+    for username, password in created:
+        typer.echo(f"demo account created: {username} / {password}")
+
+
+@app.command()
+def worker(workers: Annotated[int, typer.Option(min=1, max=64, help="Worker threads")] = 2) -> None:
+    """Run background workers (and the reconciler) until stopped."""
+    from varco.app import configure_logging
+    from varco.core.jobs import get_queue
+    from varco.core.worker import run_standalone
+
+    configure_logging()
+    prepare_database()
+    run_standalone(get_queue(), workers)
+
+
+@users_app.command("create")
+def users_create(
+    username: str,
+    password: Annotated[str, typer.Option("--password", help="Initial password")],
+    basic: Annotated[bool, typer.Option("--basic", help="Basic user (default: Premium)")] = False,
+    description: Annotated[str, typer.Option(help="Full name or company name")] = "",
+    country: Annotated[str, typer.Option(help="Country code")] = "IT",
+    vat_code: Annotated[str | None, typer.Option(help="VAT number, digits only")] = None,
+    fiscal_code: Annotated[str | None, typer.Option(help="Tax code")] = None,
+    pec: Annotated[str | None, typer.Option(help="Certified e-mail address")] = None,
+    tier: Annotated[int | None, typer.Option(min=0, max=6, help="Tier 0-6")] = None,
+    max_space_kb: Annotated[int | None, typer.Option(min=0, help="Storage purchased, KB")] = None,
+    expires: Annotated[str | None, typer.Option(help="Expiry date YYYY-MM-DD")] = None,
+) -> None:
+    """Create an account."""
+    from varco.accounts import service
+    from varco.accounts.models import AccountKind
+    from varco.core.db import unit_of_work
+
+    expires_on = None
+    if expires is not None:
+        try:
+            expires_on = date.fromisoformat(expires)
+        except ValueError:
+            fail(f"invalid --expires {expires!r}: use YYYY-MM-DD")
+    new = service.NewAccount(
+        username=username, password=password, kind=AccountKind.BASIC if basic else AccountKind.PREMIUM,
+        description=description, country_code=country, vat_code=vat_code, fiscal_code=fiscal_code, pec=pec,
+        tier=tier, max_space_kb=max_space_kb, expires_on=expires_on,
+    )
+    prepare_database()
+    with cli_errors(), unit_of_work() as session:
+        account = service.create_account(session, new, _settings(), current_clock())
+        typer.echo(f"created {account.kind} account {account.username}")
+
+
+@users_app.command("list")
+def users_list() -> None:
+    """List accounts."""
+    from varco.accounts import service
+    from varco.core.db import unit_of_work
+
+    prepare_database()
+    with unit_of_work() as session:
+        for a in service.list_accounts(session):
+            state = "disabled" if a.is_disabled else "active"
+            typer.echo(f"{a.username}\t{a.kind}\ttier {a.tier}\t{a.country_code}{a.vat_code or ''}\t"
+                       f"expires {a.expires_on.isoformat()}\t{state}")
+
+
+@users_app.command("disable")
+def users_disable(username: str) -> None:
+    """Disable an account and revoke its tokens."""
+    from varco.accounts import service
+    from varco.auth import service as auth_service
+    from varco.core.db import unit_of_work
+
+    prepare_database()
+    with cli_errors(), unit_of_work() as session:
+        account = service.disable_account(session, username)
+        revoked = auth_service.revoke_all(session, account, current_clock())
+    typer.echo(f"disabled {username} ({revoked} tokens revoked)")
+
+
+def _register_optional_commands() -> None:
+    try:
+        from varco.validate_cli import validate
+    except ImportError:  # the validation CLI lands with the fatturapa library
+        return
+    app.command("validate")(validate)
+
+
+_register_optional_commands()
+
+
+def main() -> None:
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    app()

@@ -1,0 +1,190 @@
+"""Background jobs: rows in `jobs` are the truth, huey only delivers wake-ups.
+
+`enqueue()` adds a row in the caller's transaction and sends the huey message after that
+transaction commits (dropped on rollback). A worker runs the row's handler in its own unit of
+work and marks it done in the same commit, so a duplicate message is a no-op. A periodic
+reconciler re-sends pending rows whose message was lost (crash, flushed queue).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from huey import Huey, MemoryHuey, RedisHuey, SqliteHuey, crontab
+from sqlalchemy import event, select
+from sqlalchemy.orm import Session
+
+from varco.core.clock import Clock, current_clock
+from varco.core.db import unit_of_work
+from varco.core.models import JobRow
+
+log = logging.getLogger("varco.jobs")
+
+Handler = Callable[[Session, dict[str, Any], Clock], None]
+HANDLERS: dict[str, Handler] = {}
+MAX_ATTEMPTS = 10
+_PENDING_KEY = "varco_pending_jobs"
+
+
+def job(name: str) -> Callable[[Handler], Handler]:
+    """Register a handler. It must be idempotent: it may run again after a crash."""
+
+    def register(fn: Handler) -> Handler:
+        HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+def enqueue(
+    session: Session, name: str, *, key: str | None = None, delay: timedelta | None = None,
+    clock: Clock | None = None, **args: Any,
+) -> JobRow:
+    """Add a job row in this transaction; its wake-up is sent after commit."""
+    if name not in HANDLERS:
+        raise KeyError(f"unknown job {name!r}")
+    if key is not None:
+        existing = session.scalar(select(JobRow).where(JobRow.key == key))
+        if existing is not None:
+            return existing
+    now = (clock or current_clock()).now()
+    row = JobRow(name=name, args=args, key=key, status="pending", attempts=0, created_at=now, sent_at=now,
+                 run_after=now + (delay or timedelta()))
+    session.add(row)
+    session.flush()
+    if delay is None:
+        session.info.setdefault(_PENDING_KEY, []).append(row.id)
+    return row
+
+
+@event.listens_for(Session, "after_commit")
+def _send_after_commit(session: Session) -> None:
+    ids = session.info.pop(_PENDING_KEY, [])
+    if ids:
+        queue = get_queue()
+        for job_id in ids:
+            queue.send(job_id)
+
+
+@event.listens_for(Session, "after_rollback")
+def _drop_after_rollback(session: Session) -> None:
+    session.info.pop(_PENDING_KEY, None)
+
+
+def run_job(job_id: int) -> str:
+    """Run one job row if it is still pending and due. Returns its status afterwards."""
+    clock = current_clock()
+    try:
+        with unit_of_work() as session:
+            row = session.get(JobRow, job_id, with_for_update=True)
+            if row is None or row.status != "pending":
+                return row.status if row else "missing"
+            if row.run_after > clock.now():
+                return "pending"  # not due: the reconciler sends it again when it is
+            HANDLERS[row.name](session, dict(row.args), clock)
+            row.status, row.finished_at, row.attempts = "done", clock.now(), row.attempts + 1
+            return "done"
+    except Exception as exc:  # noqa: BLE001 - recorded on the row, retried by the reconciler
+        log.exception("job %s failed", job_id)
+        with unit_of_work() as session:
+            row = session.get(JobRow, job_id, with_for_update=True)
+            if row is None or row.status != "pending":
+                return row.status if row else "missing"
+            row.attempts += 1
+            row.last_error = f"{type(exc).__name__}: {exc}"[:2000]
+            if row.attempts >= MAX_ATTEMPTS:
+                row.status, row.finished_at = "failed", clock.now()
+            return row.status
+
+
+def reconcile(clock: Clock | None = None, stale_after: timedelta | None = None) -> list[int]:
+    """Re-send pending jobs that are due and whose last wake-up is older than `stale_after`."""
+    from varco.settings import get_settings
+
+    clock = clock or current_clock()
+    stale_after = stale_after if stale_after is not None else get_settings().stale_job_after
+    now = clock.now()
+    with unit_of_work() as session:
+        rows = session.scalars(
+            select(JobRow)
+            .where(JobRow.status == "pending", JobRow.sent_at <= now - stale_after, JobRow.run_after <= now)
+            .order_by(JobRow.id)
+            .limit(1000)
+        ).all()
+        for row in rows:
+            row.sent_at = now
+        ids = [row.id for row in rows]
+    queue = get_queue()
+    for job_id in ids:
+        queue.send(job_id)
+    if ids:
+        log.info("reconciler re-sent %d stale jobs", len(ids))
+    return ids
+
+
+def _periodic_reconcile() -> None:
+    reconcile()
+
+
+class JobQueue:
+    """A huey instance with our two tasks registered on it."""
+
+    def __init__(self, huey: Huey, reconcile_every_minutes: int = 1) -> None:
+        self.huey = huey
+        self._run = huey.task(name="varco.run_job", retries=0)(run_job)
+        self._reconcile = huey.periodic_task(crontab(minute=f"*/{reconcile_every_minutes}"),
+                                             name="varco.reconcile")(_periodic_reconcile)
+
+    def send(self, job_id: int) -> None:
+        self._run(job_id)
+
+    def drain(self, limit: int = 10_000) -> int:
+        """Run queued messages in this thread until the queue is empty (tests, CLI)."""
+        done = 0
+        while done < limit:
+            task = self.huey.dequeue()
+            if task is None:
+                return done
+            self.huey.execute(task)
+            done += 1
+        return done
+
+    def flush(self) -> None:
+        """Drop every queued message (what a crashed broker does)."""
+        self.huey.flush()
+
+
+def build_huey(redis_url: str | None, data_dir: str, name: str = "varco") -> Huey:
+    if redis_url:
+        return RedisHuey(name, url=redis_url)
+    return SqliteHuey(name, filename=f"{data_dir}/huey.sqlite3")
+
+
+_queue: JobQueue | None = None
+_queue_lock = threading.Lock()
+
+
+def get_queue() -> JobQueue:
+    global _queue
+    with _queue_lock:
+        if _queue is None:
+            from varco.settings import get_settings
+
+            settings = get_settings()
+            settings.data_dir.mkdir(parents=True, exist_ok=True)
+            _queue = JobQueue(build_huey(settings.redis_url, str(settings.data_dir)))
+        return _queue
+
+
+def set_queue(queue: JobQueue | None) -> None:
+    global _queue
+    with _queue_lock:
+        _queue = queue
+
+
+def memory_queue() -> JobQueue:
+    return JobQueue(MemoryHuey("varco-memory"))

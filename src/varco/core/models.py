@@ -1,0 +1,33 @@
+"""Tables owned by core: the durable job table."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from varco.core.db import Base, UTCDateTime
+
+
+class JobRow(Base):
+    """A unit of background work. The row is the truth; the huey message is only a wake-up call."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    args: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # Optional idempotency key: enqueueing the same key twice yields one job.
+    key: Mapped[str | None] = mapped_column(String(200), unique=True)
+    status: Mapped[str] = mapped_column(String(16), default="pending")  # pending | done | failed
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    run_after: Mapped[datetime] = mapped_column(UTCDateTime)  # not before (clock time)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # Last time a worker was asked to run it; the reconciler re-sends pending rows older than this.
+    sent_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_jobs_status_sent_at", "status", "sent_at"),)

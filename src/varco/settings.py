@@ -1,0 +1,100 @@
+"""All configuration, from the environment (prefix VARCO_). Every number of the contract lives here."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEMO_SECRET = "varco-demo-secret-change-me"
+
+# §8.2: tier -> (requests per hour, requests per year)
+DEFAULT_TIERS: dict[int, tuple[int, int]] = {
+    0: (60, 10_000),
+    1: (600, 100_000),
+    2: (3_000, 500_000),
+    3: (6_000, 1_000_000),
+    4: (12_000, 2_000_000),
+    5: (18_000, 3_000_000),
+    6: (30_000, 5_000_000),
+}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="VARCO_", env_file=None, extra="ignore")
+
+    profile: Literal["demo", "production"] = "demo"
+    data_dir: Path = Path("./varco-data")
+    database_url: str | None = None  # default: SQLite file in data_dir
+    redis_url: str | None = None  # unset = embedded mode (SqliteHuey, in-process limiter state)
+    secret_key: SecretStr = SecretStr(DEMO_SECRET)
+    # §1: 1.1.1 IdTrasmittente must be the intermediary's country + tax code (check 0094).
+    transmitter_id: str = "IT05555550028"
+    transmitter_phone: str | None = None
+    transmitter_email: str | None = None
+    recipient_code: str = "VARCO00"  # our own seven-character SDI recipient code
+    demo_data: bool = True  # demo profile: create demo accounts on first start
+
+    # §2.1, §3.4, §5.5: token lifetimes
+    access_token_ttl: timedelta = timedelta(seconds=1800)
+    refresh_token_ttl: timedelta = timedelta(seconds=3600)
+
+    # §8.1 service limits (per IP, per minute)
+    ip_limits_enabled: bool = True
+    auth_requests_per_minute: int = 1
+    upload_requests_per_minute: int = 30
+    upload_signed_requests_per_minute: int = 30
+    find_requests_per_minute: int = 12
+    trusted_proxies: list[str] = Field(default_factory=list)
+
+    # §8.1 / §7.2 0033: size of a sent file
+    max_upload_bytes: int = 5 * 1024 * 1024
+    # §8.1: multiseller / search page size
+    page_size_default: int = 10
+    page_size_max: int = 100
+    # §8.1: report retry after a 202
+    report_retry_seconds: int = 60
+    # §8.2 tiers
+    tiers: dict[int, tuple[int, int]] = Field(default_factory=lambda: dict(DEFAULT_TIERS))
+    default_tier: int = 0
+    default_max_space_kb: int = 1_048_576  # 1 GiB of storage purchased by default
+    # §8.1: processing of an invoice file within 24 hours of receipt
+    processing_deadline: timedelta = timedelta(hours=24)
+    # Reconciler: work older than this with no progress is re-enqueued.
+    stale_job_after: timedelta = timedelta(minutes=2)
+    reconcile_interval_seconds: int = 60
+    # In-process worker threads for `varco serve` in embedded mode.
+    embedded_workers: int = 2
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_production(self) -> Settings:
+        if self.profile == "production":
+            if self.secret_key.get_secret_value() == DEMO_SECRET or len(self.secret_key.get_secret_value()) < 32:
+                raise ValueError("VARCO_SECRET_KEY must be set to a random value of 32+ characters in production")
+            if self.resolved_database_url.startswith("sqlite"):
+                raise ValueError("VARCO_DATABASE_URL must point at PostgreSQL in production (SQLite refused)")
+        if len(self.recipient_code) != 7:
+            raise ValueError("VARCO_RECIPIENT_CODE must have seven characters")
+        return self
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'varco.sqlite3').resolve()}"
+
+    @property
+    def embedded(self) -> bool:
+        return not self.redis_url
+
+    def tier_limits(self, tier: int) -> tuple[int, int]:
+        return self.tiers[tier]
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
