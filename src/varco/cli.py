@@ -48,10 +48,10 @@ def _settings():  # noqa: ANN202
 def prepare_database() -> None:
     """Bring the schema to the latest migration (idempotent)."""
     from varco.core import migrate
+    from varco.core.db import get_database
 
-    settings = _settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    migrate.upgrade(settings.resolved_database_url)
+    _settings()
+    migrate.upgrade(get_database().url)
 
 
 @db_app.command("upgrade")
@@ -66,7 +66,10 @@ def db_current() -> None:
     """Show the schema revision."""
     from varco.core import migrate
 
-    typer.echo(migrate.current(_settings().resolved_database_url) or "(empty)")
+    from varco.core.db import get_database
+
+    _settings()
+    typer.echo(migrate.current(get_database().url) or "(empty)")
 
 
 @app.command()
@@ -196,3 +199,7 @@ _register_optional_commands()
 def main() -> None:
     logging.getLogger("alembic").setLevel(logging.WARNING)
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import BeforeValidator, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEMO_SECRET = "varco-demo-secret-change-me"
@@ -22,6 +22,16 @@ DEFAULT_TIERS: dict[int, tuple[int, int]] = {
     5: (18_000, 3_000_000),
     6: (30_000, 5_000_000),
 }
+
+
+def _seconds(value: object) -> object:
+    """Durations from the environment may be plain seconds ("1800") as well as ISO 8601 ("PT30M")."""
+    if isinstance(value, str) and value.strip().lstrip("-").replace(".", "", 1).isdigit():
+        return float(value)
+    return value
+
+
+Duration = Annotated[timedelta, BeforeValidator(_seconds)]
 
 
 class Settings(BaseSettings):
@@ -40,8 +50,8 @@ class Settings(BaseSettings):
     demo_data: bool = True  # demo profile: create demo accounts on first start
 
     # §2.1, §3.4, §5.5: token lifetimes
-    access_token_ttl: timedelta = timedelta(seconds=1800)
-    refresh_token_ttl: timedelta = timedelta(seconds=3600)
+    access_token_ttl: Duration = timedelta(seconds=1800)
+    refresh_token_ttl: Duration = timedelta(seconds=3600)
 
     # §8.1 service limits (per IP, per minute)
     ip_limits_enabled: bool = True
@@ -63,9 +73,9 @@ class Settings(BaseSettings):
     default_tier: int = 0
     default_max_space_kb: int = 1_048_576  # 1 GiB of storage purchased by default
     # §8.1: processing of an invoice file within 24 hours of receipt
-    processing_deadline: timedelta = timedelta(hours=24)
+    processing_deadline: Duration = timedelta(hours=24)
     # Reconciler: work older than this with no progress is re-enqueued.
-    stale_job_after: timedelta = timedelta(minutes=2)
+    stale_job_after: Duration = timedelta(minutes=2)
     reconcile_interval_seconds: int = 60
     # In-process worker threads for `varco serve` in embedded mode.
     embedded_workers: int = 2

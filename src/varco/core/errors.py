@@ -136,8 +136,10 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    log.exception("request %s: unexpected error", request_id(request))
-    return render(request, status=500, shape=Shape.CODED, code="0001", message="Unexpected generic error")
+    log.error("request %s: unexpected error", request_id(request), exc_info=exc)
+    # Starlette answers unhandled errors outside our middleware, so the id header is added here.
+    return render(request, status=500, shape=Shape.CODED, code="0001", message="Unexpected generic error",
+                  headers={"X-Request-ID": request_id(request)})
 
 
 def install_handlers(app: FastAPI) -> None:

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Install varco with its test tools and run the whole suite (SQLite and PostgreSQL) plus ruff.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TEST=1 bash scripts/install.sh
+.venv/bin/ruff check src tests bench
+.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" "$@"

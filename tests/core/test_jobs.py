@@ -1,0 +1,124 @@
+"""Durable jobs: sent after commit, dropped on rollback, recovered by the reconciler when lost."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select
+
+from tests.factories import unique_name
+from varco.accounts import service
+from varco.core.clock import current_clock
+from varco.core.db import unit_of_work
+from varco.core.jobs import enqueue, job, reconcile, run_job
+from varco.core.models import JobRow
+from varco.settings import get_settings
+
+RUNS: list[str] = []
+
+
+@job("tests.create_account")
+def _create_account(session, args, clock):
+    """Idempotent: creates the account only if it is not there yet."""
+    RUNS.append(args["username"])
+    if service.find(session, args["username"]) is None:
+        service.create_account(session, service.NewAccount(args["username"], "pw"), get_settings(), clock)
+
+
+@job("tests.explode")
+def _explode(session, args, clock):
+    raise RuntimeError("boom")
+
+
+def _status(job_id: int) -> str:
+    with unit_of_work() as session:
+        return session.get(JobRow, job_id).status
+
+
+def _account_exists(username: str) -> bool:
+    with unit_of_work() as session:
+        return service.find(session, username) is not None
+
+
+def test_job_is_sent_after_commit_and_runs(db, clock, queue):
+    name = unique_name()
+    with unit_of_work() as session:
+        row = enqueue(session, "tests.create_account", username=name)
+        assert queue.huey.pending_count() == 0  # nothing is sent before the commit
+    assert queue.huey.pending_count() == 1
+    assert queue.drain() == 1
+    assert _status(row.id) == "done"
+    assert _account_exists(name)
+
+
+def test_rollback_drops_the_job(db, clock, queue):
+    with pytest.raises(RuntimeError), unit_of_work() as session:
+        enqueue(session, "tests.create_account", username=unique_name())
+        raise RuntimeError("request failed")
+    assert queue.huey.pending_count() == 0
+
+
+def test_lost_job_is_recovered_by_the_reconciler(db, clock, queue):
+    name = unique_name()
+    with unit_of_work() as session:
+        row = enqueue(session, "tests.create_account", username=name)
+    queue.flush()  # the broker lost the message
+    assert queue.drain() == 0
+    assert _status(row.id) == "pending"
+    assert reconcile() == []  # not stale yet: its wake-up may still be on its way
+    clock.advance(get_settings().stale_job_after + timedelta(seconds=1))
+    assert row.id in reconcile()
+    queue.drain()
+    assert _status(row.id) == "done"
+    assert _account_exists(name)
+
+
+def test_duplicate_wake_ups_run_the_job_once(db, clock, queue):
+    name = unique_name()
+    with unit_of_work() as session:
+        row = enqueue(session, "tests.create_account", username=name)
+    queue.send(row.id)
+    queue.send(row.id)
+    RUNS.clear()
+    queue.drain()
+    assert RUNS == [name]
+    assert run_job(row.id) == "done"
+    assert RUNS == [name]
+
+
+def test_idempotency_key_yields_one_job(db, clock, queue):
+    key = unique_name("key")
+    with unit_of_work() as session:
+        first = enqueue(session, "tests.create_account", key=key, username=unique_name())
+        second = enqueue(session, "tests.create_account", key=key, username=unique_name())
+    assert first.id == second.id
+
+
+def test_failing_job_is_retried_then_marked_failed(db, clock, queue):
+    with unit_of_work() as session:
+        row = enqueue(session, "tests.explode")
+    queue.drain()
+    with unit_of_work() as session:
+        stored = session.get(JobRow, row.id)
+        assert (stored.status, stored.attempts, stored.last_error) == ("pending", 1, "RuntimeError: boom")
+    for _ in range(20):
+        clock.advance(get_settings().stale_job_after + timedelta(seconds=1))
+        reconcile()
+        queue.drain()
+    assert _status(row.id) == "failed"
+
+
+def test_delayed_job_waits_for_the_clock(db, clock, queue):
+    name = unique_name()
+    with unit_of_work() as session:
+        row = enqueue(session, "tests.create_account", delay=timedelta(hours=1), username=name)
+    assert queue.drain() == 0
+    assert run_job(row.id) == "pending"
+    clock.advance(timedelta(hours=1))
+    reconcile()
+    queue.drain()
+    assert _status(row.id) == "done"
+    with unit_of_work() as session:
+        assert session.scalar(select(JobRow.attempts).where(JobRow.id == row.id)) == 1
+    assert current_clock() is clock

@@ -1,0 +1,43 @@
+"""The same job guarantees with RedisHuey (production mode), on the real Redis server."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+import redis
+from huey import RedisHuey
+
+from tests.core.test_jobs import _account_exists, _status
+from tests.factories import unique_name
+from varco.core.db import unit_of_work
+from varco.core.jobs import JobQueue, enqueue, reconcile, set_queue
+from varco.settings import get_settings
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture
+def redis_queue():
+    name = f"varco-test-{uuid.uuid4().hex[:8]}"  # own key prefix, dropped after
+    queue = JobQueue(RedisHuey(name, url=REDIS_URL))
+    set_queue(queue)
+    yield queue
+    set_queue(None)
+    client = redis.Redis.from_url(REDIS_URL)
+    for key in client.scan_iter(f"huey.*{name}*"):
+        client.delete(key)
+
+
+def test_lost_job_is_recovered_with_redis(db, clock, redis_queue):
+    name = unique_name()
+    with unit_of_work() as session:
+        row = enqueue(session, "tests.create_account", username=name)
+    assert redis_queue.huey.pending_count() == 1
+    redis_queue.flush()
+    clock.advance(get_settings().stale_job_after + timedelta(seconds=1))
+    assert row.id in reconcile()
+    redis_queue.drain()
+    assert _status(row.id) == "done"
+    assert _account_exists(name)
