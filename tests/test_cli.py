@@ -21,15 +21,35 @@ def run(*args: str):
 
 def test_users_create_list_and_sign_in(client):
     name = unique_name()
-    result = run("users", "create", name, "--password", "pw-1", "--description", "Bianchi S.r.l.",
-                 "--vat-code", "12345670017", "--fiscal-code", "12345670017", "--pec", "b@pec.example.it",
-                 "--tier", "3", "--max-space-kb", "500", "--expires", "2027-06-30")
+    result = run(
+        "users",
+        "create",
+        name,
+        "--password",
+        "pw-1",
+        "--description",
+        "Bianchi S.r.l.",
+        "--vat-code",
+        "12345670017",
+        "--fiscal-code",
+        "12345670017",
+        "--pec",
+        "b@pec.example.it",
+        "--tier",
+        "3",
+        "--max-space-kb",
+        "500",
+        "--expires",
+        "2027-06-30",
+    )
     assert result.exit_code == 0, result.output
     assert f"created premium account {name}" in result.output
     listed = run("users", "list")
     line = next(line for line in listed.output.splitlines() if line.startswith(name))
     assert "premium" in line and "tier 3" in line and "IT12345670017" in line and "2027-06-30" in line
-    info = client.get("/auth/userInfo", headers={"Authorization": f"Bearer {sign_in(client, name, 'pw-1')['access_token']}"})
+    info = client.get(
+        "/auth/userInfo", headers={"Authorization": f"Bearer {sign_in(client, name, 'pw-1')['access_token']}"}
+    )
     assert info.json()["usageStatus"]["maxSpaceKB"] == 500
     assert info.json()["userDescription"] == "Bianchi S.r.l."
 
@@ -71,9 +91,16 @@ def test_disable_revokes_tokens_and_blocks_sign_in(client):
     token = sign_in(client, name, "pw")
     result = run("users", "disable", name)
     assert result.exit_code == 0 and "1 tokens revoked" in result.output
-    assert client.get("/auth/userInfo", headers={"Authorization": f"Bearer {token['access_token']}"}).status_code == 401
-    assert client.post("/auth/signin", data={"grant_type": "password", "username": name,
-                                             "password": "pw"}).status_code == 400
+    assert (
+        client.get("/auth/userInfo", headers={"Authorization": f"Bearer {token['access_token']}"}).status_code
+        == 401
+    )
+    assert (
+        client.post(
+            "/auth/signin", data={"grant_type": "password", "username": name, "password": "pw"}
+        ).status_code
+        == 400
+    )
 
 
 def test_disable_unknown_user_exits_2(db, clock):
@@ -90,12 +117,21 @@ def test_db_upgrade_in_a_fresh_process(tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "varco.sqlite3").exists()
     current = subprocess.run([*varco, "db", "current"], env=env, capture_output=True, text=True, timeout=120)
-    assert current.stdout.strip() == "0001"
+    from alembic.script import ScriptDirectory
+
+    from varco.core.migrate import alembic_config
+
+    assert current.stdout.strip() == ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
 
 
 def test_production_profile_refuses_default_secret_and_sqlite(tmp_path):
     env = {**os.environ, "VARCO_DATA_DIR": str(tmp_path), "VARCO_PROFILE": "production"}
-    done = subprocess.run([sys.executable, "-m", "varco.cli", "db", "upgrade"], env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "varco.cli", "db", "upgrade"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert "VARCO_SECRET_KEY" in done.stderr

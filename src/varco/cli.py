@@ -65,7 +65,6 @@ def db_upgrade() -> None:
 def db_current() -> None:
     """Show the schema revision."""
     from varco.core import migrate
-
     from varco.core.db import get_database
 
     _settings()
@@ -134,6 +133,7 @@ def users_create(
     tier: Annotated[int | None, typer.Option(min=0, max=6, help="Tier 0-6")] = None,
     max_space_kb: Annotated[int | None, typer.Option(min=0, help="Storage purchased, KB")] = None,
     expires: Annotated[str | None, typer.Option(help="Expiry date YYYY-MM-DD")] = None,
+    admin: Annotated[bool, typer.Option("--admin", help="Operator: may use the admin endpoints")] = False,
 ) -> None:
     """Create an account."""
     from varco.accounts import service
@@ -147,9 +147,18 @@ def users_create(
         except ValueError:
             fail(f"invalid --expires {expires!r}: use YYYY-MM-DD")
     new = service.NewAccount(
-        username=username, password=password, kind=AccountKind.BASIC if basic else AccountKind.PREMIUM,
-        description=description, country_code=country, vat_code=vat_code, fiscal_code=fiscal_code, pec=pec,
-        tier=tier, max_space_kb=max_space_kb, expires_on=expires_on,
+        username=username,
+        password=password,
+        kind=AccountKind.BASIC if basic else AccountKind.PREMIUM,
+        description=description,
+        country_code=country,
+        vat_code=vat_code,
+        fiscal_code=fiscal_code,
+        pec=pec,
+        tier=tier,
+        max_space_kb=max_space_kb,
+        expires_on=expires_on,
+        is_admin=admin,
     )
     prepare_database()
     with cli_errors(), unit_of_work() as session:
@@ -167,8 +176,10 @@ def users_list() -> None:
     with unit_of_work() as session:
         for a in service.list_accounts(session):
             state = "disabled" if a.is_disabled else "active"
-            typer.echo(f"{a.username}\t{a.kind}\ttier {a.tier}\t{a.country_code}{a.vat_code or ''}\t"
-                       f"expires {a.expires_on.isoformat()}\t{state}")
+            typer.echo(
+                f"{a.username}\t{a.kind}\ttier {a.tier}\t{a.country_code}{a.vat_code or ''}\t"
+                f"expires {a.expires_on.isoformat()}\t{state}"
+            )
 
 
 @users_app.command("disable")

@@ -11,12 +11,22 @@ from varco.settings import Settings
 
 DEMO_ACCOUNTS: tuple[service.NewAccount, ...] = (
     service.NewAccount(
-        username="demo-premium", password="demo-premium-pw", description="Demo Premium S.r.l.",
-        vat_code="01234560017", fiscal_code="01234560017", pec="demo-premium@pec.varco.example", tier=1,
+        username="demo-premium",
+        password="demo-premium-pw",
+        description="Demo Premium S.r.l.",
+        vat_code="01234560017",
+        fiscal_code="01234560017",
+        pec="demo-premium@pec.varco.example",
+        tier=1,
     ),
     service.NewAccount(
-        username="demo-basic", password="demo-basic-pw", kind=AccountKind.BASIC, description="Demo Cliente S.p.A.",
-        vat_code="09876540015", fiscal_code="09876540015", pec="demo-basic@pec.varco.example",
+        username="demo-basic",
+        password="demo-basic-pw",
+        kind=AccountKind.BASIC,
+        description="Demo Cliente S.p.A.",
+        vat_code="09876540015",
+        fiscal_code="09876540015",
+        pec="demo-basic@pec.varco.example",
     ),
 )
 

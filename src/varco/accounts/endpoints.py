@@ -26,5 +26,7 @@ def user_info(caller: Caller, session: SessionDep, clock: ClockDep) -> UserInfo:
             expired=caller.is_disabled or service.is_expired(caller, clock),
             expirationDate=caller.expires_on.isoformat(),
         ),
-        usageStatus=UsageStatus(usedSpaceKB=service.used_space_kb(session, caller), maxSpaceKB=caller.max_space_kb),
+        usageStatus=UsageStatus(
+            usedSpaceKB=service.used_space_kb(session, caller), maxSpaceKB=caller.max_space_kb
+        ),
     )

@@ -40,6 +40,7 @@ class Account(Base):
     max_space_kb: Mapped[int] = mapped_column(Integer)
     expires_on: Mapped[date] = mapped_column(Date)
     is_disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)  # operators: SDI scenarios, tiers, locks
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     @property

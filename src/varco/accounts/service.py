@@ -42,6 +42,7 @@ class NewAccount:
     tier: int | None = None
     max_space_kb: int | None = None
     expires_on: date | None = None
+    is_admin: bool = False
 
 
 def _check(account: NewAccount, settings: Settings) -> None:
@@ -53,9 +54,13 @@ def _check(account: NewAccount, settings: Settings) -> None:
         raise AccountInputError(f"invalid country code {account.country_code!r}: two capital letters (IT)")
     if account.vat_code is not None:
         if not re.fullmatch(r"[0-9A-Za-z]{1,28}", account.vat_code):
-            raise AccountInputError(f"invalid VAT number {account.vat_code!r}: digits only, no country prefix")
+            raise AccountInputError(
+                f"invalid VAT number {account.vat_code!r}: digits only, no country prefix"
+            )
         if account.country_code == "IT" and not iva.is_valid(account.vat_code):
-            raise AccountInputError(f"invalid Italian VAT number {account.vat_code!r}: wrong length or check digit")
+            raise AccountInputError(
+                f"invalid Italian VAT number {account.vat_code!r}: wrong length or check digit"
+            )
     if account.fiscal_code is not None and account.country_code == "IT":
         code = account.fiscal_code.upper()
         if not (codicefiscale.is_valid(code) or iva.is_valid(code)):
@@ -88,6 +93,7 @@ def create_account(session: Session, new: NewAccount, settings: Settings, clock:
         max_space_kb=settings.default_max_space_kb if new.max_space_kb is None else new.max_space_kb,
         expires_on=new.expires_on or (now + DEFAULT_VALIDITY).date(),
         is_disabled=False,
+        is_admin=new.is_admin,
         created_at=now,
     )
     return repo.add(account)
@@ -139,12 +145,16 @@ def create_delegation(
 ) -> Delegation:
     """Minimal delegation creation (the multiseller issue adds transitions and history)."""
     if not delegate.is_premium:
-        raise AccountInputError(f"{delegate.username!r} is not a Premium user: only Premium users can be delegated")
+        raise AccountInputError(
+            f"{delegate.username!r} is not a Premium user: only Premium users can be delegated"
+        )
     if delegator.id == delegate.id:
         raise AccountInputError("an account cannot delegate itself")
     now = clock.now()
     return AccountRepository(session).add_delegation(
-        Delegation(delegator_id=delegator.id, delegate_id=delegate.id, status=status, created_at=now, updated_at=now)
+        Delegation(
+            delegator_id=delegator.id, delegate_id=delegate.id, status=status, created_at=now, updated_at=now
+        )
     )
 
 

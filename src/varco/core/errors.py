@@ -85,8 +85,15 @@ def request_id(request: Request) -> str:
     return getattr(request.state, "request_id", "-")
 
 
-def render(request: Request, *, status: int, shape: Shape, code: str, message: str,
-           headers: dict[str, str] | None = None) -> JSONResponse:
+def render(
+    request: Request,
+    *,
+    status: int,
+    shape: Shape,
+    code: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
     match shape:
         case Shape.OAUTH:
             body = {"error": code, "error_description": message}
@@ -103,8 +110,9 @@ def _varco_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, VarcoError)
     if exc.status >= 500:
         log.error("request %s failed: %s %s", request_id(request), exc.code, exc)
-    return render(request, status=exc.status, shape=exc.shape, code=exc.code, message=str(exc),
-                  headers=exc.headers)
+    return render(
+        request, status=exc.status, shape=exc.shape, code=exc.code, message=str(exc), headers=exc.headers
+    )
 
 
 def _describe_validation(exc: RequestValidationError) -> str:
@@ -126,20 +134,38 @@ def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 401:
-        return render(request, status=401, shape=Shape.OAUTH, code="unauthorized", message=UNAUTHORIZED_TEXT,
-                      headers={"WWW-Authenticate": "Bearer"})
+        return render(
+            request,
+            status=401,
+            shape=Shape.OAUTH,
+            code="unauthorized",
+            message=UNAUTHORIZED_TEXT,
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     message = exc.detail if isinstance(exc.detail, str) else "Request cannot be met"
     shape = Shape.OAUTH if _is_auth_path(request) else Shape.CODED
     code = "invalid_request" if shape is Shape.OAUTH else ("0001" if exc.status_code >= 500 else "0002")
-    return render(request, status=exc.status_code, shape=shape, code=code, message=message,
-                  headers=getattr(exc, "headers", None))
+    return render(
+        request,
+        status=exc.status_code,
+        shape=shape,
+        code=code,
+        message=message,
+        headers=getattr(exc, "headers", None),
+    )
 
 
 def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.error("request %s: unexpected error", request_id(request), exc_info=exc)
     # Starlette answers unhandled errors outside our middleware, so the id header is added here.
-    return render(request, status=500, shape=Shape.CODED, code="0001", message="Unexpected generic error",
-                  headers={"X-Request-ID": request_id(request)})
+    return render(
+        request,
+        status=500,
+        shape=Shape.CODED,
+        code="0001",
+        message="Unexpected generic error",
+        headers={"X-Request-ID": request_id(request)},
+    )
 
 
 def install_handlers(app: FastAPI) -> None:

@@ -13,14 +13,20 @@ from varco.core.db import get_database
 router = APIRouter(tags=["operations"])
 
 
-@router.get("/health", summary="Liveness and database reachability",
-            responses={200: {"content": {"application/json": {"example": {"status": "ok", "database": "ok"}}}},
-                       503: {"description": "Database unreachable"}})
+@router.get(
+    "/health",
+    summary="Liveness and database reachability",
+    responses={
+        200: {"content": {"application/json": {"example": {"status": "ok", "database": "ok"}}}},
+        503: {"description": "Database unreachable"},
+    },
+)
 def health() -> JSONResponse:
     try:
         with get_database().engine.connect() as conn:
             conn.execute(text("SELECT 1"))
     except SQLAlchemyError as exc:
-        return JSONResponse({"status": "unavailable", "database": type(exc).__name__, "version": __version__},
-                            status_code=503)
+        return JSONResponse(
+            {"status": "unavailable", "database": type(exc).__name__, "version": __version__}, status_code=503
+        )
     return JSONResponse({"status": "ok", "database": "ok", "version": __version__})

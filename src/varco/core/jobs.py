@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from huey import Huey, MemoryHuey, RedisHuey, SqliteHuey, crontab
-from sqlalchemy import event, select
+from sqlalchemy import event, or_, select
 from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock, current_clock
@@ -41,8 +41,13 @@ def job(name: str) -> Callable[[Handler], Handler]:
 
 
 def enqueue(
-    session: Session, name: str, *, key: str | None = None, delay: timedelta | None = None,
-    clock: Clock | None = None, **args: Any,
+    session: Session,
+    name: str,
+    *,
+    key: str | None = None,
+    delay: timedelta | None = None,
+    clock: Clock | None = None,
+    **args: Any,
 ) -> JobRow:
     """Add a job row in this transaction; its wake-up is sent after commit."""
     if name not in HANDLERS:
@@ -52,8 +57,16 @@ def enqueue(
         if existing is not None:
             return existing
     now = (clock or current_clock()).now()
-    row = JobRow(name=name, args=args, key=key, status="pending", attempts=0, created_at=now, sent_at=now,
-                 run_after=now + (delay or timedelta()))
+    row = JobRow(
+        name=name,
+        args=args,
+        key=key,
+        status="pending",
+        attempts=0,
+        created_at=now,
+        sent_at=now,
+        run_after=now + (delay or timedelta()),
+    )
     session.add(row)
     session.flush()
     if delay is None:
@@ -111,7 +124,12 @@ def reconcile(clock: Clock | None = None, stale_after: timedelta | None = None) 
     with unit_of_work() as session:
         rows = session.scalars(
             select(JobRow)
-            .where(JobRow.status == "pending", JobRow.sent_at <= now - stale_after, JobRow.run_after <= now)
+            .where(
+                JobRow.status == "pending",
+                JobRow.run_after <= now,
+                # stale wake-up, or a delayed job never woken since it became due
+                or_(JobRow.sent_at <= now - stale_after, JobRow.sent_at < JobRow.run_after),
+            )
             .order_by(JobRow.id)
             .limit(1000)
         ).all()
@@ -136,8 +154,9 @@ class JobQueue:
     def __init__(self, huey: Huey, reconcile_every_minutes: int = 1) -> None:
         self.huey = huey
         self._run = huey.task(name="varco.run_job", retries=0)(run_job)
-        self._reconcile = huey.periodic_task(crontab(minute=f"*/{reconcile_every_minutes}"),
-                                             name="varco.reconcile")(_periodic_reconcile)
+        self._reconcile = huey.periodic_task(
+            crontab(minute=f"*/{reconcile_every_minutes}"), name="varco.reconcile"
+        )(_periodic_reconcile)
 
     def send(self, job_id: int) -> None:
         self._run(job_id)

@@ -16,8 +16,9 @@ class EmbeddedWorker:
     which belong to uvicorn when we run inside `varco serve`."""
 
     def __init__(self, queue: JobQueue, workers: int = 2) -> None:
-        self.consumer: Consumer = queue.huey.create_consumer(workers=workers, worker_type="thread", periodic=True,
-                                                             check_worker_health=False)
+        self.consumer: Consumer = queue.huey.create_consumer(
+            workers=workers, worker_type="thread", periodic=True, check_worker_health=False
+        )
 
     def start(self) -> None:
         self.consumer.scheduler.start()

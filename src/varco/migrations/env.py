@@ -11,8 +11,12 @@ config = context.config
 
 
 def run_migrations_offline() -> None:
-    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=metadata,
-                      literal_binds=True, render_as_batch=True)
+    context.configure(
+        url=config.get_main_option("sqlalchemy.url"),
+        target_metadata=metadata,
+        literal_binds=True,
+        render_as_batch=True,
+    )
     with context.begin_transaction():
         context.run_migrations()
 
@@ -30,8 +34,9 @@ def run_migrations_online() -> None:
 
 def _run(connection: object) -> None:
     # render_as_batch: SQLite cannot ALTER most things; batch mode copies the table instead.
-    context.configure(connection=connection, target_metadata=metadata, render_as_batch=True,
-                      compare_type=True)
+    context.configure(
+        connection=connection, target_metadata=metadata, render_as_batch=True, compare_type=True
+    )
     with context.begin_transaction():
         context.run_migrations()
 

@@ -1,0 +1,143 @@
+"""The only writer of `Invoice.state`, and the store of SDI notifications."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from varco.core import blobs
+from varco.core.clock import Clock
+from varco.events import service as events
+from varco.invoices.models import Invoice, InvoiceTransition, Notification
+from varco.invoices.repository import InvoiceRepository
+from varco.invoices.states import IllegalTransition, InvoiceEvent, InvoiceState, next_state
+
+log = logging.getLogger("varco.invoices")
+
+
+def apply_event(
+    session: Session,
+    invoice_id: int,
+    event: InvoiceEvent,
+    *,
+    key: str,
+    clock: Clock,
+    sdi_errors: list[dict[str, str]] | None = None,
+) -> tuple[Invoice, bool]:
+    """Move an invoice through one guarded transition. A key seen before is a no-op: (invoice, False).
+
+    Raises IllegalTransition for a move the lifecycle does not allow (callers log and drop it).
+    """
+    repo = InvoiceRepository(session)
+    invoice = repo.get_for_update(invoice_id)
+    if invoice is None:
+        raise LookupError(f"invoice {invoice_id} does not exist")
+    if repo.has_transition(invoice.id, key):
+        return invoice, False
+    current = InvoiceState(invoice.state)
+    target = next_state(current, event)
+    now = clock.now()
+    repo.add_transition(
+        InvoiceTransition(
+            invoice_id=invoice.id,
+            key=key,
+            event=event.value,
+            from_state=current.value,
+            to_state=target.value,
+            at=now,
+        )
+    )
+    invoice.state = target.value
+    invoice.updated_at = now
+    if sdi_errors is not None:
+        invoice.sdi_errors = sdi_errors
+    events.record(
+        session,
+        invoice.account_id,
+        "updateInvoiceStatus",
+        status_payload(invoice, event),
+        now,
+        subject=invoice.filename,
+    )
+    return invoice, True
+
+
+def status_payload(invoice: Invoice, event: InvoiceEvent | None = None) -> dict[str, Any]:
+    state = InvoiceState(invoice.state)
+    return {
+        "invoiceId": invoice.id,
+        "filename": invoice.filename,
+        "idSdi": invoice.sdi_id,
+        "status": state.value,
+        "statusDescription": state.label,
+        "event": event.value if event else None,
+        "sdiErrors": invoice.sdi_errors or [],
+    }
+
+
+def record_initial_state(session: Session, invoice: Invoice, now: datetime) -> None:
+    """History row for the state an invoice is created in."""
+    InvoiceRepository(session).add_transition(
+        InvoiceTransition(
+            invoice_id=invoice.id,
+            key="created",
+            event="created",
+            from_state=None,
+            to_state=invoice.state,
+            at=now,
+        )
+    )
+
+
+def add_notification(
+    session: Session,
+    invoice: Invoice,
+    type_: str,
+    filename: str,
+    content: bytes,
+    clock: Clock,
+    *,
+    result: str | None = None,
+    number: str | None = None,
+    notification_date: datetime | None = None,
+) -> Notification | None:
+    """Store an SDI message for an invoice; a file name seen before is a duplicate: None."""
+    repo = InvoiceRepository(session)
+    if repo.notification_by_filename(filename) is not None:
+        return None
+    now = clock.now()
+    blob = blobs.store(session, filename, content, invoice.account_id, now)
+    notification = Notification(
+        invoice_id=invoice.id,
+        type=type_,
+        filename=filename,
+        blob_id=blob.id,
+        result=result,
+        number=number,
+        notification_date=notification_date or now,
+        created_at=now,
+    )
+    session.add(notification)
+    session.flush()
+    return notification
+
+
+def safe_apply(
+    session: Session,
+    invoice_id: int,
+    event: InvoiceEvent,
+    *,
+    key: str,
+    clock: Clock,
+    sdi_errors: list[dict[str, str]] | None = None,
+) -> Invoice | None:
+    """apply_event for inbound notifications: an illegal move is logged and refused, not raised."""
+    try:
+        invoice, _ = apply_event(session, invoice_id, event, key=key, clock=clock, sdi_errors=sdi_errors)
+        return invoice
+    except IllegalTransition as exc:
+        log.warning("invoice %s: refused %s (%s)", invoice_id, event.value, exc)
+        return None

@@ -1,0 +1,133 @@
+"""Sent and received invoice files, the invoices inside them, and their SDI notifications."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Date, ForeignKey, Index, Integer, Numeric, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from varco.core.db import Base, UTCDateTime
+
+
+class Invoice(Base):
+    """One SDI file (a batch may hold several invoices: `bodies`)."""
+
+    __tablename__ = "invoices"
+    __table_args__ = (
+        Index("ix_invoices_account_direction_created", "account_id", "direction", "created_at"),
+        Index("ix_invoices_state_updated", "state", "updated_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    direction: Mapped[str] = mapped_column(String(3))  # "out" sent, "in" received
+    filename: Mapped[str] = mapped_column(String(64), unique=True)
+    sdi_id: Mapped[str | None] = mapped_column(String(32), index=True)  # IdentificativoSdI
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))  # the taxpayer it belongs to
+    uploaded_by_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"))  # whose token sent it
+    charged_account_id: Mapped[int | None] = mapped_column(
+        ForeignKey("accounts.id")
+    )  # §8.5 usage attribution
+    format: Mapped[str] = mapped_column(String(5))  # FPA12 | FPR12 | FSM10
+    state: Mapped[int] = mapped_column(Integer)  # InvoiceState
+    blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+    content_sha256: Mapped[str] = mapped_column(String(64), index=True)
+    is_signed: Mapped[bool] = mapped_column(Boolean, default=False)
+    signature: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # signature report
+    skip_extra_schema: Mapped[bool] = mapped_column(Boolean, default=False)
+    codice_destinatario: Mapped[str | None] = mapped_column(String(7))
+    pec_destinatario: Mapped[str | None] = mapped_column(String(256))
+    sender_description: Mapped[str | None] = mapped_column(String(255))
+    sender_country: Mapped[str | None] = mapped_column(String(2))
+    sender_vat: Mapped[str | None] = mapped_column(String(28), index=True)
+    sender_fiscal_code: Mapped[str | None] = mapped_column(String(28))
+    receiver_description: Mapped[str | None] = mapped_column(String(255))
+    receiver_country: Mapped[str | None] = mapped_column(String(2))
+    receiver_vat: Mapped[str | None] = mapped_column(String(28), index=True)
+    receiver_fiscal_code: Mapped[str | None] = mapped_column(String(28))
+    sdi_errors: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list)  # [{code, description}]
+    pdd_available: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    sdi_received_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # when the SDI took the file
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # RC time (PA: DT deadline base)
+    outcome_deadline_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # DT / esito window end
+
+    bodies: Mapped[list[InvoiceBody]] = relationship(
+        back_populates="invoice",
+        order_by="InvoiceBody.position",
+        cascade="all, delete-orphan",
+        lazy="selectin",
+    )
+
+
+class InvoiceBody(Base):
+    """One invoice inside the file (FatturaElettronicaBody)."""
+
+    __tablename__ = "invoice_bodies"
+    __table_args__ = (UniqueConstraint("invoice_id", "position"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    invoice_id: Mapped[int] = mapped_column(ForeignKey("invoices.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)  # 1-based
+    document_type: Mapped[str | None] = mapped_column(String(4))
+    number: Mapped[str | None] = mapped_column(String(20))
+    invoice_date: Mapped[date | None] = mapped_column(Date)
+    currency: Mapped[str | None] = mapped_column(String(3))
+    total_document: Mapped[Decimal | None] = mapped_column(Numeric(18, 2))
+    total_vat: Mapped[Decimal | None] = mapped_column(Numeric(18, 2))
+    net_payable: Mapped[Decimal | None] = mapped_column(Numeric(18, 2))
+
+    invoice: Mapped[Invoice] = relationship(back_populates="bodies")
+
+
+class Notification(Base):
+    """An SDI message about an invoice file (RC, NS, MC, NE, DT, AT, MT, EC, SE)."""
+
+    __tablename__ = "notifications"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    invoice_id: Mapped[int] = mapped_column(ForeignKey("invoices.id"), index=True)
+    type: Mapped[str] = mapped_column(String(2))
+    filename: Mapped[str] = mapped_column(String(80), unique=True)  # also the idempotency key
+    blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+    result: Mapped[str | None] = mapped_column(String(4))  # EC01 | EC02 for NE/EC
+    number: Mapped[str | None] = mapped_column(String(20))  # invoice number inside a batch
+    notification_date: Mapped[datetime] = mapped_column(UTCDateTime)  # date in the SDI message
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class FilenameSequence(Base):
+    """Per-transmitter progressive for file names (`IT<code>_<5 chars>`), taken under a row lock."""
+
+    __tablename__ = "filename_sequences"
+
+    transmitter: Mapped[str] = mapped_column(String(30), primary_key=True)
+    last_value: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class UsageCounter(Base):
+    """§8.5: accepted transmissions per paying account and year."""
+
+    __tablename__ = "usage_counters"
+
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), primary_key=True)
+    year: Mapped[int] = mapped_column(Integer, primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class InvoiceTransition(Base):
+    """State history; the unique key makes every state change idempotent (retries, duplicates)."""
+
+    __tablename__ = "invoice_transitions"
+    __table_args__ = (UniqueConstraint("invoice_id", "key"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    invoice_id: Mapped[int] = mapped_column(ForeignKey("invoices.id"), index=True)
+    key: Mapped[str] = mapped_column(String(120))  # notification file name or job step
+    event: Mapped[str] = mapped_column(String(16))
+    from_state: Mapped[int | None] = mapped_column(Integer)
+    to_state: Mapped[int] = mapped_column(Integer)
+    at: Mapped[datetime] = mapped_column(UTCDateTime)
