@@ -1,0 +1,31 @@
+"""The invoice number (§7.3: 00425), ordinary and simplified (both number it 2.1.1.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from varco.fatturapa.findings import Finding
+from varco.fatturapa.rules.async_rules._xml import bodies, body_prefix, where
+from varco.fatturapa.rules.registry import ALL_FORMATS, RuleContext, RuleSpec, rule
+
+
+@rule(
+    "00425",
+    "2.1.1.4 <Numero> must contain at least one digit",
+    "Give the invoice a number with at least one digit (e.g. 2026/0042).",
+    formats=ALL_FORMATS,
+)
+def number_has_digit(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
+    """00425: an invoice number without any digit is refused."""
+    for index, body in bodies(ctx):
+        element = body.find("DatiGenerali/DatiGeneraliDocumento/Numero")
+        if element is None:
+            continue
+        number = element.text or ""
+        if not any(char.isdigit() for char in number):
+            yield ctx.finding(
+                spec,
+                f"{body_prefix(ctx, index)}2.1.1.4 <Numero> '{number}' contains no digit ({where(element)})",
+                element,
+                body=index,
+            )

@@ -1,0 +1,174 @@
+"""Rules of the simplified invoice, FSM10 (§7.3: 00400, 00401, 00424, 00445 variants and 00460).
+
+FSM10 has no detail lines or summary blocks: each 2.2 DatiBeniServizi carries 2.2.2 Importo,
+2.2.3 DatiIVA (2.2.3.1 Imposta and/or 2.2.3.2 Aliquota, both optional) and 2.2.4 Natura. Its VAT
+is zero when every value given in 2.2.3 is zero and at least one is given; it is charged when one
+of them is above zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+
+from varco.fatturapa.findings import Finding
+from varco.fatturapa.rules.async_rules._xml import (
+    ZERO,
+    Element,
+    bodies,
+    body_findings,
+    body_prefix,
+    child,
+    decimal_at,
+    doc_date,
+    rate_text,
+    text,
+    where,
+)
+from varco.fatturapa.rules.async_rules.natura import GENERIC_NATURA_END
+from varco.fatturapa.rules.registry import SIMPLIFIED, RuleContext, RuleSpec, rule
+
+SIMPLIFIED_LIMIT = Decimal("400.00")  # DPR 633/72 art. 21-bis, DM 10 May 2019
+SIMPLIFIED_GENERIC_NATURA = frozenset({"N2", "N3"})  # FSM10 has no N6
+
+
+def _goods(body: Element) -> Iterator[tuple[int, Element]]:
+    """2.2 DatiBeniServizi blocks with their 1-based position."""
+    return enumerate(body.iterfind("DatiBeniServizi"), start=1)
+
+
+def _vat_values(goods: Element) -> list[Decimal]:
+    """The values given in 2.2.3.1 Imposta and 2.2.3.2 Aliquota."""
+    values = (decimal_at(goods, "DatiIVA/Imposta"), decimal_at(goods, "DatiIVA/Aliquota"))
+    return [value for value in values if value is not None]
+
+
+def _vat_text(goods: Element) -> str:
+    parts = []
+    if (tax := text(goods, "DatiIVA/Imposta")) is not None:
+        parts.append(f"2.2.3.1 <Imposta> {tax}")
+    if (rate := text(goods, "DatiIVA/Aliquota")) is not None:
+        parts.append(f"2.2.3.2 <Aliquota> {rate}")
+    return " and ".join(parts)
+
+
+@rule(
+    "00400",
+    "2.2.4 <Natura> required when 2.2.3 VAT (2.2.3.2 <Aliquota> / 2.2.3.1 <Imposta>) is zero (simplified)",
+    "On a block without VAT state why in 2.2.4 Natura (e.g. N2.2, N3.1, N4).",
+    formats=SIMPLIFIED,
+)
+def natura_required(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
+    """00400 (FSM10): a block without VAT must say why (Natura)."""
+    for index, body in bodies(ctx):
+        offenders = []
+        for position, goods in _goods(body):
+            values = _vat_values(goods)
+            if values and all(value == ZERO for value in values) and child(goods, "Natura") is None:
+                offenders.append(
+                    (
+                        goods,
+                        f"block 2.2 #{position}: 2.2.4 <Natura> is missing although no VAT is charged "
+                        f"({_vat_text(goods)}) ({where(goods)})",
+                    )
+                )
+        yield from body_findings(ctx, spec, index, offenders)
+
+
+@rule(
+    "00401",
+    "2.2.4 <Natura> forbidden when 2.2.3 VAT (2.2.3.2 <Aliquota> / 2.2.3.1 <Imposta>) is not zero "
+    "(simplified)",
+    "Remove 2.2.4 Natura from blocks that charge VAT.",
+    formats=SIMPLIFIED,
+)
+def natura_forbidden(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
+    """00401 (FSM10): a block that charges VAT carries no Natura (TD16 does not exist in FSM10)."""
+    for index, body in bodies(ctx):
+        offenders = []
+        for position, goods in _goods(body):
+            natura = child(goods, "Natura")
+            if natura is not None and any(value > ZERO for value in _vat_values(goods)):
+                offenders.append(
+                    (
+                        natura,
+                        f"block 2.2 #{position}: 2.2.4 <Natura> {text(natura)} is not allowed with "
+                        f"{_vat_text(goods)} ({where(natura)})",
+                    )
+                )
+        yield from body_findings(ctx, spec, index, offenders)
+
+
+@rule(
+    "00424",
+    "2.2.3.2 <Aliquota> must be a percentage (22.00 not 0.22) (simplified)",
+    "Write the VAT rate as a percentage: 22.00, not 0.22.",
+    formats=SIMPLIFIED,
+)
+def rate_is_percentage(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
+    """00424 (FSM10): a rate strictly between 0 and 1 is a fraction written where a percentage belongs."""
+    for index, body in bodies(ctx):
+        offenders = []
+        for position, goods in _goods(body):
+            rate = decimal_at(goods, "DatiIVA/Aliquota")
+            if rate is not None and ZERO < rate < 1:
+                element = goods.find("DatiIVA/Aliquota")
+                offenders.append(
+                    (
+                        element,
+                        f"block 2.2 #{position}: 2.2.3.2 <Aliquota> {rate_text(rate)} looks like a fraction; "
+                        f"write the percentage ({rate_text(rate * 100)}) ({where(element)})",
+                    )
+                )
+        yield from body_findings(ctx, spec, index, offenders)
+
+
+@rule(
+    "00445",
+    "From 1 January 2021 generic 2.2.4 <Natura> values N2, N3 are refused (simplified)",
+    "Use the sub-code (N2.1/N2.2, N3.1-N3.6) instead of the generic N2 or N3.",
+    formats=SIMPLIFIED,
+)
+def generic_natura(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
+    """00445 (FSM10): since 2021 the generic N2 and N3 need their sub-codes."""
+    for index, body in bodies(ctx):
+        _, issued = doc_date(body)
+        if issued is None or issued < GENERIC_NATURA_END:
+            continue
+        offenders = []
+        for position, goods in _goods(body):
+            natura = child(goods, "Natura")
+            if natura is not None and text(natura) in SIMPLIFIED_GENERIC_NATURA:
+                offenders.append(
+                    (
+                        natura,
+                        f"block 2.2 #{position}: 2.2.4 <Natura> {text(natura)} is a generic code, refused "
+                        f"for invoices dated {issued} (from 2021-01-01) ({where(natura)})",
+                    )
+                )
+        yield from body_findings(ctx, spec, index, offenders)
+
+
+@rule(
+    "00460",
+    "Simplified invoice total (2.2.2 <Importo>, summed over blocks) must not exceed 400.00 euros unless "
+    "block 2.1.2 <DatiFatturaRettificata> is present",
+    "Above 400.00 euros issue an ordinary invoice (FPR12), unless this corrects an earlier invoice.",
+    formats=SIMPLIFIED,
+)
+def total_within_limit(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
+    """00460: simplified invoices are for small amounts; corrections of one are exempt."""
+    for index, body in bodies(ctx):
+        if body.find("DatiGenerali/DatiFatturaRettificata") is not None:
+            continue
+        total = sum((decimal_at(goods, "Importo") or ZERO for _, goods in _goods(body)), ZERO)
+        if total > SIMPLIFIED_LIMIT:
+            element = body.find("DatiBeniServizi")
+            yield ctx.finding(
+                spec,
+                f"{body_prefix(ctx, index)}the 2.2.2 <Importo> values add up to {total:.2f} euros, above the "
+                f"{SIMPLIFIED_LIMIT} limit of a simplified invoice without 2.1.2 <DatiFatturaRettificata> "
+                f"({where(element)})",
+                element,
+                body=index,
+            )
