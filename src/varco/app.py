@@ -12,6 +12,7 @@ from varco.auth.endpoints import router as auth_router
 from varco.core.errors import install_handlers
 from varco.core.health import router as health_router
 from varco.core.requests import RequestIdFilter, RequestIdMiddleware
+from varco.invoices.endpoints import router as invoices_router
 
 DESCRIPTION = """
 varco is a self-hostable Italian e-invoicing intermediary speaking the REST contract of an
@@ -29,7 +30,9 @@ def configure_logging(level: int = logging.INFO) -> None:
     if not any(isinstance(f, RequestIdFilter) for h in root.handlers for f in h.filters):
         handler = logging.StreamHandler()
         handler.addFilter(RequestIdFilter())
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [req %(request_id)s] %(message)s"))
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s [req %(request_id)s] %(message)s")
+        )
         root.addHandler(handler)
     root.setLevel(level)
 
@@ -38,6 +41,6 @@ def create_app() -> FastAPI:
     app = FastAPI(title="varco", version=__version__, description=DESCRIPTION)
     install_handlers(app)
     app.add_middleware(RequestIdMiddleware)
-    for router in (health_router, auth_router, accounts_router):
+    for router in (health_router, auth_router, accounts_router, invoices_router):
         app.include_router(router)
     return app

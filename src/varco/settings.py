@@ -74,6 +74,8 @@ class Settings(BaseSettings):
     default_max_space_kb: int = 1_048_576  # 1 GiB of storage purchased by default
     # §8.1: processing of an invoice file within 24 hours of receipt
     processing_deadline: Duration = timedelta(hours=24)
+    # §7.2 0034: the same file content sent again within this window while still in processing
+    duplicate_upload_window: Duration = timedelta(hours=24)
     # Reconciler: work older than this with no progress is re-enqueued.
     stale_job_after: Duration = timedelta(minutes=2)
     reconcile_interval_seconds: int = 60
@@ -83,8 +85,13 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:
         if self.profile == "production":
-            if self.secret_key.get_secret_value() == DEMO_SECRET or len(self.secret_key.get_secret_value()) < 32:
-                raise ValueError("VARCO_SECRET_KEY must be set to a random value of 32+ characters in production")
+            if (
+                self.secret_key.get_secret_value() == DEMO_SECRET
+                or len(self.secret_key.get_secret_value()) < 32
+            ):
+                raise ValueError(
+                    "VARCO_SECRET_KEY must be set to a random value of 32+ characters in production"
+                )
             if self.resolved_database_url.startswith("sqlite"):
                 raise ValueError("VARCO_DATABASE_URL must point at PostgreSQL in production (SQLite refused)")
         if len(self.recipient_code) != 7:

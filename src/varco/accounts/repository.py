@@ -45,3 +45,34 @@ class AccountRepository:
         self.session.add(delegation)
         self.session.flush()
         return delegation
+
+    def active_delegate_of(self, delegator_id: int) -> Account | None:
+        """The Premium account this one has an ACTIVE delegation to (the contract allows one)."""
+        query = (
+            select(Account)
+            .join(Delegation, Delegation.delegate_id == Account.id)
+            .where(
+                Delegation.delegator_id == delegator_id,
+                Delegation.status == DelegationStatus.ACTIVE,
+                Account.kind == "premium",
+            )
+            .order_by(Delegation.id)
+            .limit(1)
+        )
+        return self.session.scalar(query)
+
+    def assignor_by_vat(self, delegate_id: int, country: str, vat: str) -> tuple[Account, str] | None:
+        """An account with this VAT that delegated `delegate_id`, with the delegation's status."""
+        query = (
+            select(Account, Delegation.status)
+            .join(Delegation, Delegation.delegator_id == Account.id)
+            .where(
+                Delegation.delegate_id == delegate_id,
+                Account.country_code == country,
+                Account.vat_code == vat,
+            )
+            .order_by(Delegation.id)
+            .limit(1)
+        )
+        row = self.session.execute(query).first()
+        return (row[0], row[1]) if row else None

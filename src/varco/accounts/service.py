@@ -12,7 +12,7 @@ from stdnum.it import codicefiscale, iva
 from varco.accounts.models import Account, AccountKind, Delegation, DelegationStatus
 from varco.accounts.repository import AccountRepository
 from varco.core.clock import Clock
-from varco.core.errors import BadRequest, NotFound
+from varco.core.errors import BadRequest, NotFound, VarcoError
 from varco.core.security import hash_password
 from varco.settings import Settings
 
@@ -161,3 +161,40 @@ def create_delegation(
 def used_space_kb(session: Session, account: Account) -> int:
     """Storage used by the account's stored files, in KB (no files are stored yet: 0)."""
     return 0
+
+
+class DelegationInvalid(VarcoError):
+    """§7.2 0093: sending for a taxpayer without a valid delegation."""
+
+    status, code = 200, "0093"
+
+
+def taxpayer_for(session: Session, caller: Account, country: str | None, vat: str | None) -> Account:
+    """Whose invoice is this? The caller's own VAT, or an assignor's with an ACTIVE delegation to it."""
+    if country == caller.country_code and vat == caller.vat_code:
+        return caller
+    issuer = f"{country or ''}{vat or ''}" or "absent"
+    own = f"{caller.country_code}{caller.vat_code or ''}"
+    found = AccountRepository(session).assignor_by_vat(caller.id, country or "", vat or "") if vat else None
+    if found is None:
+        raise DelegationInvalid(
+            f"Delegation invalid: the issuer's VAT number {issuer} is neither yours ({own}) nor that of a "
+            "taxpayer who delegated you"
+        )
+    assignor, status = found
+    if status != DelegationStatus.ACTIVE or assignor.is_disabled:
+        raise DelegationInvalid(
+            f"Delegation invalid: the delegation from {assignor.username} ({issuer}) is {status}, not ACTIVE"
+        )
+    return assignor
+
+
+def paying_account(session: Session, account: Account) -> Account:
+    """§8.5: who pays for a transmission by/for `account`: follow ACTIVE delegations to the final Premium."""
+    repo = AccountRepository(session)
+    seen = {account.id}
+    current = account
+    while (delegate := repo.active_delegate_of(current.id)) is not None and delegate.id not in seen:
+        seen.add(delegate.id)
+        current = delegate
+    return current

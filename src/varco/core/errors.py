@@ -18,7 +18,8 @@ UNAUTHORIZED_TEXT = "Full authentication is required to access this resource"  #
 
 class Shape(StrEnum):
     OAUTH = "oauth"  # §2.2 {error, error_description}
-    CODED = "coded"  # §2.8 {errorCode, errorDescription}
+    CODED = "coded"  # {errorCode, errorDescription}
+    UPLOAD = "upload"  # §2.8 {uploadFileName, errorCode, errorDescription}
 
 
 class VarcoError(Exception):
@@ -99,6 +100,12 @@ def render(
             body = {"error": code, "error_description": message}
         case Shape.CODED:
             body = {"errorCode": code, "errorDescription": f"{message} [request {request_id(request)}]"}
+        case Shape.UPLOAD:
+            body = {
+                "uploadFileName": None,
+                "errorCode": code,
+                "errorDescription": f"{message} [request {request_id(request)}]",
+            }
     return JSONResponse(body, status_code=status, headers=headers)
 
 

@@ -144,8 +144,23 @@ def reconcile(clock: Clock | None = None, stale_after: timedelta | None = None) 
     return ids
 
 
+Reconciler = Callable[[], object]
+RECONCILERS: list[Reconciler] = []
+
+
+def reconciler(fn: Reconciler) -> Reconciler:
+    """Register a domain reconciler, run every minute after the job reconciler (finds stuck rows)."""
+    RECONCILERS.append(fn)
+    return fn
+
+
 def _periodic_reconcile() -> None:
     reconcile()
+    for fn in RECONCILERS:
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - one failing reconciler must not stop the others
+            log.exception("reconciler %s failed", getattr(fn, "__name__", fn))
 
 
 class JobQueue:
@@ -191,6 +206,7 @@ def get_queue() -> JobQueue:
     global _queue
     with _queue_lock:
         if _queue is None:
+            import varco.handlers  # noqa: F401 - registers every job handler and reconciler
             from varco.settings import get_settings
 
             settings = get_settings()

@@ -6,7 +6,18 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Date, ForeignKey, Index, Integer, Numeric, String, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Date,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    Numeric,
+    String,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from varco.core.db import Base, UTCDateTime
@@ -131,3 +142,17 @@ class InvoiceTransition(Base):
     from_state: Mapped[int | None] = mapped_column(Integer)
     to_state: Mapped[int] = mapped_column(Integer)
     at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class SigningIdentity(Base):
+    """An account's key for automatic signature (§4.3 credential + domain)."""
+
+    __tablename__ = "signing_identities"
+    __table_args__ = (UniqueConstraint("account_id", "domain"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
+    domain: Mapped[str] = mapped_column(String(100))
+    pkcs12: Mapped[bytes] = mapped_column(LargeBinary)  # encrypted with the credential
+    subject: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

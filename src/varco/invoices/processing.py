@@ -1,0 +1,161 @@
+"""The asynchronous stage (§3.1, §7.3, §7.3a): checks, then hand-off to the SDI channel (state 3)
+or Processing Error (state 2). Idempotent: it acts only on an invoice still in state 1."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from varco import fatturapa
+from varco.accounts import service as accounts
+from varco.accounts.models import Account
+from varco.core import jobs
+from varco.core.blobs import Blob
+from varco.core.clock import Clock, current_clock
+from varco.core.db import unit_of_work
+from varco.core.models import JobRow
+from varco.invoices import lifecycle
+from varco.invoices.models import Invoice
+from varco.invoices.repository import InvoiceRepository
+from varco.invoices.states import InvoiceEvent, InvoiceState
+
+log = logging.getLogger("varco.processing")
+
+# §7.3a messages
+MESSAGES = {
+    "FATRSM201": "Formal validation error of the invoice file; check the XML",
+    "FATRSM202": "Supplier VAT number or country missing",
+    "FATRSM205": "VAT number not linked to a user of the service",
+    "FATRSM208": "Username not found",
+    "FATRSM212": "Validation error",
+    "FATRSM217": "Username not found",
+    "FATRSM218": "Delegated user not found",
+    "FATRSM302": "Signature check failed or signature wrong",
+    "FATRSM401": "XML file empty",
+    "FATRSM403": "User disabled",
+}
+
+
+def _error(code: str, detail: str | None = None) -> dict[str, str]:
+    return {"code": code, "description": f"{MESSAGES[code]}: {detail}" if detail else MESSAGES[code]}
+
+
+@jobs.job("invoices.process")
+def process_invoice(session: Session, args: dict[str, Any], clock: Clock) -> None:
+    """Run the asynchronous checks of one accepted invoice and move it to state 2 or 3."""
+    repo = InvoiceRepository(session)
+    invoice = repo.get_for_update(int(args["invoice_id"]))
+    if invoice is None or invoice.state != InvoiceState.PRESA_IN_CARICO:
+        return  # already processed: a duplicate wake-up changes nothing
+    content = session.get(Blob, invoice.blob_id).content
+    errors = account_errors(session, invoice) or file_errors(invoice, content, clock)
+    if errors:
+        lifecycle.apply_event(
+            session, invoice.id, InvoiceEvent.CHECKS_FAILED, key="process", clock=clock, sdi_errors=errors
+        )
+        return
+    from varco.sdi.channel import get_channel  # the channel sends after this transaction commits
+
+    invoice.sdi_id = get_channel().send_invoice(session, invoice, content, clock)
+    invoice.sdi_received_at = clock.now()
+    lifecycle.apply_event(session, invoice.id, InvoiceEvent.SENT, key="process", clock=clock)
+
+
+def account_errors(session: Session, invoice: Invoice) -> list[dict[str, str]]:
+    """The accounts may have changed since the upload: re-check them (FATRSM205/208/217/218/403)."""
+    uploader = accounts.get(session, invoice.uploaded_by_id) if invoice.uploaded_by_id else None
+    taxpayer = accounts.get(session, invoice.account_id)
+    if uploader is None:
+        return [_error("FATRSM208")]
+    if uploader.is_disabled:
+        return [_error("FATRSM403", uploader.username)]
+    if taxpayer is None:
+        return [_error("FATRSM217")]
+    if not taxpayer.vat_code:
+        return [_error("FATRSM205", f"{taxpayer.username} has no VAT number")]
+    if taxpayer.id != uploader.id and not _still_delegated(session, uploader, taxpayer):
+        return [_error("FATRSM218", f"{taxpayer.username} no longer delegates {uploader.username}")]
+    if taxpayer.is_disabled:
+        return [_error("FATRSM403", taxpayer.username)]
+    return []
+
+
+def _still_delegated(session: Session, uploader: Account, taxpayer: Account) -> bool:
+    try:
+        return (
+            accounts.taxpayer_for(session, uploader, taxpayer.country_code, taxpayer.vat_code).id
+            == taxpayer.id
+        )
+    except accounts.DelegationInvalid:
+        return False
+
+
+def file_errors(invoice: Invoice, content: bytes, clock: Clock) -> list[dict[str, str]]:
+    """The file checks the service runs after accepting it (§7.3a)."""
+    options = fatturapa.CheckOptions(
+        skip_extra_schema=invoice.skip_extra_schema,
+        received_date=clock.now().date(),
+        max_bytes=len(content) + 1,
+    )
+    report = fatturapa.check_sync(content, options)
+    if not report.accepted:  # the file passed at upload; only a changed rule set gets here
+        first = report.errors[0]
+        return [_error("FATRSM401" if first.code == "FATRSM401" else "FATRSM201", first.message)]
+    summary = report.summary
+    if summary is None or not summary.supplier.vat_code or not summary.supplier.country:
+        return [_error("FATRSM202")]
+    findings = fatturapa.check_async(report, options)
+    errors = []
+    for finding in findings:
+        if finding.code == "FATRSM302":
+            errors.append(_error("FATRSM302", finding.message))
+        else:  # §7.3a: extra-schema findings are FATRSM212 as "code - message"
+            errors.append({"code": "FATRSM212", "description": finding.upload_text})
+    return errors
+
+
+@jobs.reconciler
+def resume_stuck_invoices(clock: Clock | None = None) -> list[int]:
+    """Invoices still in state 1 with no pending job (e.g. their job failed for good) get a new one."""
+    from varco.settings import get_settings
+
+    clock = clock or current_clock()
+    cutoff = clock.now() - get_settings().stale_job_after
+    resumed: list[int] = []
+    with unit_of_work() as session:
+        for invoice_id in InvoiceRepository(session).ids_in_state(
+            InvoiceState.PRESA_IN_CARICO, before=cutoff
+        ):
+            pending = session.scalar(
+                select(JobRow.id)
+                .where(
+                    JobRow.name == "invoices.process",
+                    JobRow.status == "pending",
+                    JobRow.key.like(f"process:{invoice_id}%"),
+                )
+                .limit(1)
+            )
+            if pending is None:
+                attempt = session.scalar(
+                    select(JobRow.id)
+                    .where(JobRow.key.like(f"process:{invoice_id}%"))
+                    .order_by(JobRow.id.desc())
+                    .limit(1)
+                )
+                jobs.enqueue(
+                    session,
+                    "invoices.process",
+                    key=f"process:{invoice_id}:{attempt or 0}",
+                    clock=clock,
+                    invoice_id=invoice_id,
+                )
+                resumed.append(invoice_id)
+    return resumed
+
+
+def jsonable(value: object) -> Any:
+    return json.loads(json.dumps(value, default=str))

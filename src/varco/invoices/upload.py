@@ -1,0 +1,224 @@
+"""§4.3 upload and uploadSigned: the synchronous stage (§7.2). Refused files are not stored."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+
+from varco import fatturapa
+from varco.accounts import service as accounts
+from varco.accounts.models import Account
+from varco.core import blobs, jobs
+from varco.core.clock import Clock
+from varco.core.errors import Shape, VarcoError
+from varco.invoices import filenames, lifecycle, processing, signing, usage  # noqa: F401 (job)
+from varco.invoices.models import Invoice, InvoiceBody
+from varco.invoices.repository import InvoiceRepository
+from varco.invoices.states import InvoiceState
+from varco.settings import Settings
+
+log = logging.getLogger("varco.upload")
+
+# Library codes reported as they are; anything else of the synchronous stage is mapped here.
+_SAME_CODE = {"0002", "0033", "0092", "0093", "0094", "0098"}
+_AS_CODE = {"FATRSM401": "0002"}  # an empty file is a missing dataFile for the upload
+
+
+class UploadRefused(VarcoError):
+    """A synchronous check failed: answered in the §2.8 shape, HTTP 200 (413 for 0033)."""
+
+    shape = Shape.UPLOAD
+
+    def __init__(self, code: str, message: str, status: int = 200) -> None:
+        super().__init__(message)
+        self.code = code  # type: ignore[misc]  # per instance: the check that failed
+        self.status = status  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class Upload:
+    data_file: str | None
+    signed_endpoint: bool  # uploadSigned
+    credential: str | None = None
+    domain: str | None = None
+    sender_piva: str | None = None
+    skip_extra_schema: bool = False
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class Accepted:
+    filename: str
+    invoice_id: int | None  # None for a dry run
+
+
+def accept_upload(
+    session: Session, caller: Account, upload: Upload, settings: Settings, clock: Clock
+) -> Accepted:
+    """Run the synchronous checks in the contract's order; store and count an accepted file."""
+    data = _decode(upload.data_file, settings)
+    identity = None
+    if upload.credential or upload.domain:
+        if upload.signed_endpoint:
+            raise UploadRefused("0002", "credential and domain are for automatic signature on upload only")
+        identity = signing.identity_for(session, caller, upload.credential, upload.domain)
+    report = fatturapa.check_sync(data, _options(upload, settings))
+    extra_schema = [f for f in report.errors if f.code not in _SAME_CODE and f.code not in _AS_CODE]
+    if not report.accepted and len(extra_schema) < len(report.errors):
+        first = report.errors[0]
+        code = _AS_CODE.get(first.code, first.code)
+        same = [f.message for f in report.errors if f.code == first.code]
+        raise UploadRefused(code, _join(same), status=413 if code == "0033" else 200)
+    assert report.summary is not None
+    taxpayer = _taxpayer(session, caller, report.summary, upload.sender_piva)
+    if extra_schema:  # §7.3 synchronous rules (00313) come after the delegation check
+        raise UploadRefused("0096", _join(f.upload_text for f in extra_schema))
+
+    stored = data if identity is None else signing.sign_cades(report.content or data, identity)
+    is_signed = upload.signed_endpoint or identity is not None
+    sha = hashlib.sha256(stored).hexdigest()
+    repo = InvoiceRepository(session)
+    now = clock.now()
+    if repo.in_process_with_content(taxpayer.id, sha, since=now - settings.duplicate_upload_window):
+        raise UploadRefused("0034", "This file was already sent recently and is still being processed")
+    used = blobs.used_bytes(session, taxpayer.id)
+    if used + len(stored) > taxpayer.max_space_kb * 1024:
+        raise UploadRefused(
+            "0097",
+            f"Storage space insufficient: {used // 1024} KB used of {taxpayer.max_space_kb} KB, "
+            "the file needs "
+            f"{-(-len(stored) // 1024)} KB; increase the space",
+        )
+    if upload.dry_run:
+        return Accepted(filenames.peek_filename(session, settings.transmitter_id, signed=is_signed), None)
+    try:
+        invoice = _store(session, caller, taxpayer, report, stored, sha, is_signed, upload, settings, clock)
+    except OperationalError as exc:
+        log.error("storing an upload failed: %s", exc)
+        raise UploadRefused("0013", "Error saving data; nothing was stored, send the file again") from exc
+    return Accepted(invoice.filename, invoice.id)
+
+
+def _decode(data_file: str | None, settings: Settings) -> bytes:
+    if not data_file:
+        raise UploadRefused("0002", "Input parameter error: dataFile wrong format or missing")
+    # Base64 is 4/3 of the file: refuse an oversized file before decoding it.
+    if len(data_file) * 3 // 4 > settings.max_upload_bytes + 3:
+        raise UploadRefused("0033", f"File exceeds the maximum size ({settings.max_upload_bytes} bytes)", 413)
+    try:
+        return fatturapa.decode_base64(data_file)
+    except fatturapa.FatturaPAError as exc:
+        raise UploadRefused(exc.finding.code, exc.finding.message) from exc
+
+
+def _options(upload: Upload, settings: Settings) -> fatturapa.CheckOptions:
+    contacts = None
+    if settings.transmitter_phone or settings.transmitter_email:
+        contacts = (settings.transmitter_phone, settings.transmitter_email)
+    return fatturapa.CheckOptions(
+        transmitter_id=settings.transmitter_id,
+        transmitter_contacts=contacts,
+        sender_piva=upload.sender_piva,
+        skip_extra_schema=upload.skip_extra_schema,
+        max_bytes=settings.max_upload_bytes,
+        require_signed=upload.signed_endpoint,
+    )
+
+
+def _taxpayer(
+    session: Session, caller: Account, summary: fatturapa.InvoiceSummary, sender_piva: str | None
+) -> Account:
+    """§1 issuer rule: the issuer is 1.2 (1.4 with SoggettoEmittente CC; senderPIVA for TD26)."""
+    if sender_piva:
+        country, vat = sender_piva[:2], sender_piva[2:]
+    else:
+        party = summary.customer if summary.soggetto_emittente == "CC" else summary.supplier
+        country, vat = party.country, party.vat_code
+    try:
+        return accounts.taxpayer_for(session, caller, country, vat)
+    except accounts.DelegationInvalid as exc:
+        raise UploadRefused("0093", str(exc)) from exc
+    except OperationalError as exc:
+        log.error("delegation lookup failed: %s", exc)
+        raise UploadRefused(
+            "0095", "Service temporarily unavailable: permissions cannot be verified; retry later"
+        ) from exc
+
+
+def _store(
+    session: Session,
+    caller: Account,
+    taxpayer: Account,
+    report: fatturapa.Report,
+    stored: bytes,
+    sha: str,
+    is_signed: bool,
+    upload: Upload,
+    settings: Settings,
+    clock: Clock,
+) -> Invoice:
+    """Everything in this transaction: name, file, invoice, usage, job. A failure leaves nothing."""
+    summary = report.summary
+    assert summary is not None and report.format is not None
+    now = clock.now()
+    filename = filenames.next_filename(session, settings.transmitter_id, signed=is_signed)
+    blob = blobs.store(session, filename, stored, taxpayer.id, now)
+    payer = accounts.paying_account(session, taxpayer)
+    invoice = Invoice(
+        direction="out",
+        filename=filename,
+        account_id=taxpayer.id,
+        uploaded_by_id=caller.id,
+        charged_account_id=payer.id,
+        format=report.format,
+        state=InvoiceState.PRESA_IN_CARICO.value,
+        blob_id=blob.id,
+        content_sha256=sha,
+        is_signed=is_signed,
+        signature=processing.jsonable(report.signature.as_dict()) if report.signature else None,
+        skip_extra_schema=upload.skip_extra_schema,
+        codice_destinatario=summary.codice_destinatario,
+        pec_destinatario=summary.pec_destinatario,
+        sdi_errors=[],
+        created_at=now,
+        updated_at=now,
+        **_party_columns("sender", summary.supplier),
+        **_party_columns("receiver", summary.customer),
+        bodies=[
+            InvoiceBody(
+                position=i,
+                document_type=b.document_type,
+                number=b.number,
+                invoice_date=b.date,
+                currency=b.currency,
+                total_document=b.total_document,
+                total_vat=b.total_vat,
+                net_payable=b.net_payable,
+            )
+            for i, b in enumerate(summary.bodies, start=1)
+        ],
+    )
+    InvoiceRepository(session).add(invoice)
+    lifecycle.record_initial_state(session, invoice, now)
+    usage.charge(session, payer, clock)  # §8.5: counted when the name is generated and the file accepted
+    jobs.enqueue(session, "invoices.process", key=f"process:{invoice.id}", clock=clock, invoice_id=invoice.id)
+    return invoice
+
+
+def _party_columns(prefix: str, party: fatturapa.Party | None) -> dict[str, str | None]:
+    return {
+        f"{prefix}_description": party.description if party else None,
+        f"{prefix}_country": party.country if party else None,
+        f"{prefix}_vat": party.vat_code if party else None,
+        f"{prefix}_fiscal_code": party.fiscal_code if party else None,
+    }
+
+
+def _join(messages: object) -> str:
+    items = list(messages)  # type: ignore[call-overload]
+    text = " | ".join(items[:5])
+    return text + (f" | (+{len(items) - 5} more)" if len(items) > 5 else "")
