@@ -6,6 +6,7 @@ import contextlib
 import logging
 from collections.abc import Iterator
 from datetime import date
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -68,7 +69,7 @@ def db_current() -> None:
     from varco.core.db import get_database
 
     _settings()
-    typer.echo(migrate.current(get_database().url) or "(empty)")
+    typer.echo(" ".join(migrate.current(get_database().url)) or "(empty)")
 
 
 @app.command()
@@ -194,6 +195,32 @@ def users_disable(username: str) -> None:
         account = service.disable_account(session, username)
         revoked = auth_service.revoke_all(session, account, current_clock())
     typer.echo(f"disabled {username} ({revoked} tokens revoked)")
+
+
+@users_app.command("set-signer")
+def users_set_signer(
+    username: str,
+    credential: Annotated[str, typer.Option(help="Automatic-signature credential (unlocks the key)")],
+    domain: Annotated[str, typer.Option(help="Automatic-signature domain")],
+    pkcs12_file: Annotated[Path, typer.Option("--pkcs12", help="PKCS#12 file with key and certificate")],
+    pkcs12_password: Annotated[str | None, typer.Option(help="Password of the PKCS#12 file")] = None,
+) -> None:
+    """Configure the automatic-signature identity used by upload with credential + domain."""
+    from varco.accounts import service
+    from varco.core.db import unit_of_work
+    from varco.invoices import signing
+
+    try:
+        data = pkcs12_file.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {pkcs12_file}: {exc.strerror}")
+    prepare_database()
+    with cli_errors(), unit_of_work() as session:
+        account = service.get_by_username(session, username)
+        identity = signing.set_identity(
+            session, account, credential, domain, data, pkcs12_password, current_clock().now()
+        )
+        typer.echo(f"signing identity for {username} in domain {domain}: {identity.subject}")
 
 
 def _register_optional_commands() -> None:

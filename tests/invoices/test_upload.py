@@ -281,3 +281,63 @@ def test_concurrent_uploads_get_distinct_names(db, clock, queue):
     assert len(set(names)) == 24
     with unit_of_work() as session:
         assert session.scalar(select(func.count(Invoice.id)).where(Invoice.account_id == account.id)) == 24
+
+
+# automatic signature ----------------------------------------------------------------------------------------
+
+
+def test_auto_signature_with_credential_and_domain(client, supplier, demo_pkcs12, tmp_path):
+    from typer.testing import CliRunner
+
+    from varco import fatturapa
+    from varco.cli import app
+
+    account, token = supplier
+    p12 = tmp_path / "id.p12"
+    p12.write_bytes(demo_pkcs12)
+    result = CliRunner().invoke(
+        app,
+        [
+            "users",
+            "set-signer",
+            account.username,
+            "--credential",
+            "s3cret",
+            "--domain",
+            "acme",
+            "--pkcs12",
+            str(p12),
+            "--pkcs12-password",
+            "p12-pw",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    wrong = upload(client, token, invoice_xml(), credential="nope", domain="acme")
+    assert_refused(wrong, "0012", "credential")
+    unknown = upload(client, token, invoice_xml(), credential="s3cret", domain="other")
+    assert_refused(unknown, "0012", "other")
+    response = upload(client, token, invoice_xml(), credential="s3cret", domain="acme")
+    assert response.json()["errorCode"] == "0000", response.json()
+    assert response.json()["uploadFileName"].endswith(".xml.p7m")
+    [invoice] = invoices_of(account.id)
+    with unit_of_work() as session:
+        stored = session.get(Blob, invoice.blob_id).content
+    report = fatturapa.check_sync(stored, fatturapa.CheckOptions(require_signed=True))
+    assert report.accepted, report.errors
+    assert report.signature.kind == "CAdES" and report.signature.is_intact
+    assert report.signature.signer == "Test Signer"
+
+
+def test_set_signer_refuses_a_bad_pkcs12(db, clock, tmp_path):
+    from typer.testing import CliRunner
+
+    from varco.cli import app
+
+    account = make_account()
+    bad = tmp_path / "bad.p12"
+    bad.write_bytes(b"not a pkcs12")
+    result = CliRunner().invoke(
+        app,
+        ["users", "set-signer", account.username, "--credential", "c", "--domain", "d", "--pkcs12", str(bad)],
+    )
+    assert result.exit_code == 2 and "PKCS#12" in result.output

@@ -38,8 +38,20 @@ def seed_demo_accounts(session: Session, settings: Settings, clock: Clock) -> li
         if service.find(session, new.username) is None:
             service.create_account(session, new, settings, clock)
             created.append((new.username, new.password))
+    if ("demo-premium", "demo-premium-pw") in created:
+        _demo_signer(session, clock)
     if ("demo-basic", "demo-basic-pw") in created:
         basic = service.get_by_username(session, "demo-basic")
         premium = service.get_by_username(session, "demo-premium")
         service.create_delegation(session, basic, premium, DelegationStatus.ACTIVE, clock)
     return created
+
+
+def _demo_signer(session: Session, clock: Clock) -> None:
+    """Automatic signature works out of the box: credential `demo-credential`, domain `demo`."""
+    from varco.invoices import signing
+    from varco.invoices.demo_signer import DEMO_CREDENTIAL, DEMO_DOMAIN, make_demo_pkcs12
+
+    premium = service.get_by_username(session, "demo-premium")
+    p12 = make_demo_pkcs12("Demo Premium S.r.l.", clock.now())
+    signing.set_identity(session, premium, DEMO_CREDENTIAL, DEMO_DOMAIN, p12, None, clock.now())

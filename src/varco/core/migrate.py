@@ -15,18 +15,19 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
-def upgrade(url: str, revision: str = "head") -> None:
+def upgrade(url: str, revision: str = "heads") -> None:
+    # "heads": domains add migrations on their own branches off a shared base; all are applied.
     command.upgrade(alembic_config(url), revision)
 
 
-def current(url: str) -> str | None:
+def current(url: str) -> tuple[str, ...]:
     from alembic.runtime.migration import MigrationContext
     from sqlalchemy import create_engine
 
     engine = create_engine(url)
     try:
         with engine.connect() as conn:
-            return MigrationContext.configure(conn).get_current_revision()
+            return tuple(sorted(MigrationContext.configure(conn).get_current_heads()))
     finally:
         engine.dispose()
 

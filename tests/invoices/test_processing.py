@@ -1,0 +1,115 @@
+"""§3.1 asynchronous stage: state 1 → 2 (FATRSM codes) or → 3 (sent), idempotent, resumed when stuck."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import select, update
+
+from tests.factories import make_account, make_basic, sign_in
+from tests.invoices.support import SUPPLIER_VAT, invoice_xml
+from tests.invoices.test_upload import invoices_of, upload
+from varco.accounts import service as accounts
+from varco.accounts.models import Delegation, DelegationStatus
+from varco.core.db import unit_of_work
+from varco.core.jobs import run_job
+from varco.core.models import JobRow
+from varco.invoices.models import Invoice, InvoiceTransition
+from varco.invoices.processing import resume_stuck_invoices
+from varco.invoices.states import InvoiceState
+
+VARIANTS = Path(__file__).resolve().parents[1] / "fatturapa" / "cases" / "variants"
+
+
+def only_invoice(account_id: int) -> Invoice:
+    [invoice] = invoices_of(account_id)
+    return invoice
+
+
+def test_extra_schema_failure_ends_in_processing_error_with_fatrsm212(client, queue):
+    account = make_account(vat_code=SUPPLIER_VAT)
+    data = (VARIANTS / "00400_line_without_natura.xml").read_bytes()
+    assert upload(client, sign_in(client, account.username), data).json()["errorCode"] == "0000"
+    queue.drain()
+    invoice = only_invoice(account.id)
+    assert invoice.state == InvoiceState.ERRORE_ELABORAZIONE
+    assert invoice.sdi_id is None
+    assert [e["code"] for e in invoice.sdi_errors] == ["FATRSM212"]
+    assert invoice.sdi_errors[0]["description"].startswith("00400 - ")
+
+
+def test_several_findings_are_all_reported(client, queue):
+    account = make_account(vat_code=SUPPLIER_VAT)
+    data = (VARIANTS / "00411_00415_line_and_pension_fund.xml").read_bytes()
+    upload(client, sign_in(client, account.username), data)
+    queue.drain()
+    descriptions = [e["description"][:5] for e in only_invoice(account.id).sdi_errors]
+    assert sorted(descriptions) == ["00411", "00415"]
+
+
+def test_disabled_uploader_is_fatrsm403(client, queue):
+    account = make_account(vat_code=SUPPLIER_VAT)
+    upload(client, sign_in(client, account.username), invoice_xml())
+    with unit_of_work() as session:
+        accounts.disable_account(session, account.username)
+    queue.drain()
+    invoice = only_invoice(account.id)
+    assert invoice.state == InvoiceState.ERRORE_ELABORAZIONE
+    assert invoice.sdi_errors[0]["code"] == "FATRSM403"
+
+
+def test_delegation_revoked_before_processing_is_fatrsm218(client, queue):
+    premium = make_account(vat_code="12345670017")
+    assignor = make_basic(delegate_to=premium, vat_code=SUPPLIER_VAT)
+    upload(client, sign_in(client, premium.username), invoice_xml())
+    with unit_of_work() as session:
+        session.execute(
+            update(Delegation)
+            .where(Delegation.delegator_id == assignor.id)
+            .values(status=DelegationStatus.INACTIVE)
+        )
+    queue.drain()
+    invoice = only_invoice(assignor.id)
+    assert invoice.state == InvoiceState.ERRORE_ELABORAZIONE
+    assert invoice.sdi_errors[0]["code"] == "FATRSM218"
+
+
+def test_processing_twice_changes_nothing(client, queue):
+    account = make_account(vat_code=SUPPLIER_VAT)
+    upload(
+        client, sign_in(client, account.username), (VARIANTS / "00400_line_without_natura.xml").read_bytes()
+    )
+    queue.drain()
+    invoice = only_invoice(account.id)
+    with unit_of_work() as session:
+        job = session.scalar(select(JobRow).where(JobRow.key == f"process:{invoice.id}"))
+        session.execute(
+            update(JobRow).where(JobRow.id == job.id).values(status="pending")
+        )  # a re-delivered job
+    assert run_job(job.id) == "done"
+    with unit_of_work() as session:
+        history = session.scalars(
+            select(InvoiceTransition.to_state)
+            .where(InvoiceTransition.invoice_id == invoice.id)
+            .order_by(InvoiceTransition.id)
+        ).all()
+    assert history == [1, 2]
+
+
+def test_invoice_stuck_in_state_1_is_resumed(client, queue, clock):
+    from datetime import timedelta
+
+    account = make_account(vat_code=SUPPLIER_VAT)
+    upload(
+        client, sign_in(client, account.username), (VARIANTS / "00400_line_without_natura.xml").read_bytes()
+    )
+    invoice = only_invoice(account.id)
+    with unit_of_work() as session:  # its job gave up (e.g. the database was down for every attempt)
+        session.execute(update(JobRow).where(JobRow.key == f"process:{invoice.id}").values(status="failed"))
+    queue.flush()
+    assert resume_stuck_invoices() == []  # not stale yet
+    clock.advance(timedelta(minutes=5))
+    assert resume_stuck_invoices() == [invoice.id]
+    assert resume_stuck_invoices() == []  # a pending job exists now
+    queue.drain()
+    assert only_invoice(account.id).state == InvoiceState.ERRORE_ELABORAZIONE
