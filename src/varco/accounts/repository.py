@@ -76,3 +76,9 @@ class AccountRepository:
         )
         row = self.session.execute(query).first()
         return (row[0], row[1]) if row else None
+
+    def active_delegator_ids(self, delegate_id: int) -> list[int]:
+        query = select(Delegation.delegator_id).where(
+            Delegation.delegate_id == delegate_id, Delegation.status == DelegationStatus.ACTIVE
+        )
+        return list(self.session.scalars(query))

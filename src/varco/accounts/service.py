@@ -198,3 +198,8 @@ def paying_account(session: Session, account: Account) -> Account:
         seen.add(delegate.id)
         current = delegate
     return current
+
+
+def visible_account_ids(session: Session, caller: Account) -> list[int]:
+    """Tenancy: the taxpayers whose data the caller may see — its own and those that delegated it (ACTIVE)."""
+    return [caller.id, *AccountRepository(session).active_delegator_ids(caller.id)]
