@@ -6,9 +6,10 @@ from datetime import date
 
 from lxml import etree
 
+from varco.fatturapa.findings import Finding, Stage
+
 # Importing the rule modules registers their rules in RULES.
 from varco.fatturapa.rules import async_rules, sync_rules  # noqa: F401
-from varco.fatturapa.findings import Finding, Stage
 from varco.fatturapa.rules.registry import RuleContext, rules_for
 
 

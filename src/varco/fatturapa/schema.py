@@ -1,0 +1,112 @@
+"""XSD validation: the root element picks the schema (FatturaPA 1.2.3 or FSM10 1.0.2)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from importlib import resources
+
+from lxml import etree
+
+from varco.fatturapa.findings import Finding
+from varco.fatturapa.parsing import xpath_of
+
+NS_ORDINARY = "http://ivaservizi.agenziaentrate.gov.it/docs/xsd/fatture/v1.2"
+NS_SIMPLIFIED = "http://ivaservizi.agenziaentrate.gov.it/docs/xsd/fatture/v1.0"
+MAX_XSD_FINDINGS = 100  # a file broken on every line would otherwise yield thousands
+
+
+@dataclass(frozen=True)
+class SchemaSpec:
+    file: str
+    label: str
+    formats: tuple[str, ...]  # the values `versione` may take
+
+
+SCHEMAS: dict[str, SchemaSpec] = {
+    f"{{{NS_ORDINARY}}}FatturaElettronica": SchemaSpec(
+        "Schema_VFPA12_V1.2.3.xsd", "FatturaPA 1.2.3", ("FPA12", "FPR12")
+    ),
+    f"{{{NS_SIMPLIFIED}}}FatturaElettronicaSemplificata": SchemaSpec(
+        "Schema_VFSM10_v1.0.2.xsd", "FatturaPA semplificata FSM10 1.0.2", ("FSM10",)
+    ),
+}
+
+_XSD_DIR = resources.files("varco.fatturapa") / "data" / "xsd"
+_local = threading.local()  # an XMLSchema keeps its error log on the object: one per thread
+_BODY = re.compile(r"/FatturaElettronicaBody(?:\[(\d+)\])?")
+
+
+class _PackagedXmldsig(etree.Resolver):
+    """Serve the xmldsig import from package data: compiling a schema never touches the network."""
+
+    def resolve(self, system_url, public_id, context):  # type: ignore[no-untyped-def]
+        if system_url and system_url.endswith("xmldsig-core-schema.xsd"):
+            return self.resolve_string((_XSD_DIR / "xmldsig-core-schema.xsd").read_bytes(), context)
+        return None
+
+
+def schema_for(root_tag: str) -> etree.XMLSchema | None:
+    """The compiled schema for a root element tag, compiled once per thread; None if unknown."""
+    spec = SCHEMAS.get(root_tag)
+    if spec is None:
+        return None
+    cache: dict[str, etree.XMLSchema] = _local.__dict__.setdefault("schemas", {})
+    if spec.file not in cache:
+        parser = etree.XMLParser(no_network=True, resolve_entities=False, load_dtd=False)
+        parser.resolvers.add(_PackagedXmldsig())
+        document = etree.fromstring((_XSD_DIR / spec.file).read_bytes(), parser, base_url=spec.file)
+        cache[spec.file] = etree.XMLSchema(document)
+    return cache[spec.file]
+
+
+def declared_format(root: etree._Element) -> str | None:
+    """The `versione` attribute when it names a format of the root's schema."""
+    spec = SCHEMAS.get(root.tag)
+    versione = root.get("versione")
+    return versione if spec is not None and versione in spec.formats else None
+
+
+def validate_schema(root: etree._Element) -> list[Finding]:
+    """0092 findings, one per XSD error, each with the element, its line and its path."""
+    schema = schema_for(root.tag)
+    if schema is None:
+        expected = " or ".join(SCHEMAS)
+        return [
+            Finding(
+                code="0092",
+                message=f"line {root.sourceline}: root element {root.tag} is not an invoice "
+                f"(expected {expected})",
+                stage="sync",
+                xpath=xpath_of(root),
+                hint="Send a FatturaElettronica (1.2) or FatturaElettronicaSemplificata (1.0) document.",
+            )
+        ]
+    if schema.validate(root.getroottree()):
+        return []
+    label = SCHEMAS[root.tag].label
+    entries = list(schema.error_log)
+    findings = [_finding(entry, label) for entry in entries[:MAX_XSD_FINDINGS]]
+    if len(entries) > MAX_XSD_FINDINGS:
+        findings.append(
+            Finding(
+                code="0092",
+                message=f"... and {len(entries) - MAX_XSD_FINDINGS} more {label} XSD errors",
+                stage="sync",
+                hint="Fix the errors above and validate again.",
+            )
+        )
+    return findings
+
+
+def _finding(entry: etree._LogEntry, label: str) -> Finding:
+    body = _BODY.search(entry.path or "")
+    return Finding(
+        code="0092",
+        message=f"{label} XSD: line {entry.line}: {entry.message}",
+        stage="sync",
+        xpath=entry.path or None,
+        body=int(body.group(1) or 1) if body else None,
+        hint=f"Make the element match the {label} schema (order, spelling, format, cardinality).",
+    )

@@ -1,0 +1,103 @@
+"""`varco validate FILE...`: run the service's checks on invoice files, offline.
+
+Registered by `varco.cli` as `app.command("validate")(validate)`. Exit 0 when every file is
+accepted, 1 when any is refused, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import date
+from pathlib import Path
+from typing import NoReturn
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import typer
+
+from varco.core.clock import current_clock
+from varco.fatturapa import CheckOptions, Report, check
+
+TRANSMITTER_ENV = "VARCO_TRANSMITTER_ID"
+
+
+def validate(
+    files: list[Path] = typer.Argument(..., help="Invoice files: .xml, .p7m, or base64 text of either."),
+    json_output: bool = typer.Option(False, "--json", help="Print a JSON list of reports."),
+    skip_extra_schema: bool = typer.Option(
+        False, "--skip-extra-schema", help="Skip the extra-schema rules (00313 and the asynchronous ones)."
+    ),
+    transmitter: str | None = typer.Option(
+        None,
+        "--transmitter",
+        help=f"Intermediary id for 0094, e.g. IT05555550028 (default: ${TRANSMITTER_ENV}; unset skips 0094).",
+    ),
+    account_vat: str | None = typer.Option(
+        None, "--account-vat", help="VAT number of the sending account (default: the issuer implied by 1.6)."
+    ),
+    today: str | None = typer.Option(
+        None, "--today", help="YYYY-MM-DD: the SDI receipt day for 00403 (default: today in Italy)."
+    ),
+) -> None:
+    """Check invoice files as the service would on upload, then as its asynchronous checks would."""
+    received = _received_date(today)
+    contents = [_read(path) for path in files]  # usage errors first, before any output
+    options = CheckOptions(
+        transmitter_id=transmitter if transmitter is not None else os.environ.get(TRANSMITTER_ENV) or None,
+        account_vat=account_vat,
+        skip_extra_schema=skip_extra_schema,
+        received_date=received,
+    )
+    reports = [check(data, options) for data in contents]
+    if json_output:
+        typer.echo(json.dumps([_as_json(path, r) for path, r in zip(files, reports, strict=True)], indent=2))
+    else:
+        for path, report in zip(files, reports, strict=True):
+            for finding in report.errors:
+                where = f" {finding.xpath}" if finding.xpath else ""
+                hint = f" ({finding.hint})" if finding.hint else ""
+                typer.echo(f"{path}: {finding.code}{where} {finding.message}{hint}")
+            typer.echo(f"{path}: {'ACCEPTED' if report.accepted else 'REFUSED'}")
+    raise typer.Exit(0 if all(r.accepted for r in reports) else 1)
+
+
+def _received_date(today: str | None) -> date:
+    if today is not None:
+        try:
+            return date.fromisoformat(today)
+        except ValueError:
+            _usage(f"--today {today!r} is not a date (YYYY-MM-DD)")
+    try:
+        zone = ZoneInfo("Europe/Rome")  # the SDI's day, not the machine's
+    except ZoneInfoNotFoundError:
+        return current_clock().now().date()
+    return current_clock().now().astimezone(zone).date()
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        _usage(f"{path}: no such file")
+    except IsADirectoryError:
+        _usage(f"{path}: is a directory")
+    except OSError as exc:
+        _usage(f"{path}: cannot read: {exc.strerror}")
+
+
+def _usage(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _as_json(path: Path, report: Report) -> dict[str, object]:
+    return {
+        "file": str(path),
+        "accepted": report.accepted,
+        "format": report.format,
+        "signature": report.signature.as_dict() if report.signature else None,
+        "errors": [
+            {k: f.as_dict()[k] for k in ("code", "message", "xpath", "body", "hint", "stage")}
+            for f in report.errors
+        ],
+    }
