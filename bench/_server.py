@@ -23,6 +23,13 @@ app = create_app()
 @app.get("/bench/bare")
 def bare() -> dict:
     return {"ok": True}
+import base64
+from pydantic import BaseModel
+class Body(BaseModel):
+    dataFile: str
+@app.post("/bench/decode")
+def decode(body: Body) -> dict:
+    return {"size": len(base64.b64decode(body.dataFile))}
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
 """
 
@@ -37,10 +44,13 @@ def free_port() -> int:
 class Server:
     base: str
     env: dict[str, str]
+    pid: int
 
     def cli(self, *args: str) -> None:
         """Run a `varco` command against the server's database."""
-        subprocess.run([sys.executable, "-m", "varco.cli", *args], env=self.env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "varco.cli", *args], env=self.env, check=True, capture_output=True
+        )
 
 
 @contextmanager
@@ -48,7 +58,9 @@ def running_server(extra_env: dict[str, str] | None = None) -> Iterator[Server]:
     data_dir = tempfile.mkdtemp(prefix="varco-bench-")
     env = {**os.environ, "VARCO_DATA_DIR": data_dir, "VARCO_IP_LIMITS_ENABLED": "false", **(extra_env or {})}
     env.pop("VARCO_DATABASE_URL", None)
-    subprocess.run([sys.executable, "-m", "varco.cli", "db", "upgrade"], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "varco.cli", "db", "upgrade"], env=env, check=True, capture_output=True
+    )
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-c", SERVER_CODE, str(port)], env=env)
     base = f"http://127.0.0.1:{port}"
@@ -59,14 +71,19 @@ def running_server(extra_env: dict[str, str] | None = None) -> Iterator[Server]:
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)
-        yield Server(base, env)
+        yield Server(base, env, proc.pid)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
 
 
-def throughput(call: Callable[[httpx.Client], None], *, seconds: float = 5.0, threads: int = 4,
-               max_requests: int = 200_000) -> float:
+def throughput(
+    call: Callable[[httpx.Client], None],
+    *,
+    seconds: float = 5.0,
+    threads: int = 4,
+    max_requests: int = 200_000,
+) -> float:
     """Requests per second over `seconds` with `threads` keep-alive clients (bounded in time and count)."""
     count = 0
     lock = threading.Lock()

@@ -341,3 +341,11 @@ def test_set_signer_refuses_a_bad_pkcs12(db, clock, tmp_path):
         ["users", "set-signer", account.username, "--credential", "c", "--domain", "d", "--pkcs12", str(bad)],
     )
     assert result.exit_code == 2 and "PKCS#12" in result.output
+
+
+def test_stored_file_counts_in_user_info_used_space(client, supplier):
+    account, token = supplier
+    data = invoice_xml()
+    assert upload(client, token, data).json()["errorCode"] == "0000"
+    info = client.get("/auth/userInfo", headers=bearer(token)).json()
+    assert info["usageStatus"]["usedSpaceKB"] == -(-len(data) // 1024)

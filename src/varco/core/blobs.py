@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Integer, LargeBinary, String, func, select
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from varco.core.db import Base, UTCDateTime
@@ -16,9 +18,7 @@ class Blob(Base):
     __tablename__ = "blobs"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    account_id: Mapped[int | None] = mapped_column(
-        ForeignKey("accounts.id"), index=True
-    )  # whose space it uses
+    account_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"), index=True)  # whose space it uses
     name: Mapped[str] = mapped_column(String(255))
     sha256: Mapped[str] = mapped_column(String(64), index=True)
     size: Mapped[int] = mapped_column(Integer)
@@ -26,7 +26,17 @@ class Blob(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+class StorageUsage(Base):
+    """Bytes stored per account, kept with every store (a SUM over blobs would grow with the archive)."""
+
+    __tablename__ = "storage_usage"
+
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), primary_key=True)
+    bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
 def store(session: Session, name: str, content: bytes, account_id: int | None, now: datetime) -> Blob:
+    """Store a file; its size counts against `account_id`'s space in the same transaction."""
     blob = Blob(
         account_id=account_id,
         name=name,
@@ -37,11 +47,17 @@ def store(session: Session, name: str, content: bytes, account_id: int | None, n
     )
     session.add(blob)
     session.flush()
+    if account_id is not None:
+        insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+        statement = insert(StorageUsage).values(account_id=account_id, bytes=len(content))
+        session.execute(
+            statement.on_conflict_do_update(
+                index_elements=[StorageUsage.account_id], set_={"bytes": StorageUsage.bytes + len(content)}
+            )
+        )
     return blob
 
 
 def used_bytes(session: Session, account_id: int) -> int:
-    return (
-        session.scalar(select(func.coalesce(func.sum(Blob.size), 0)).where(Blob.account_id == account_id))
-        or 0
-    )
+    """Bytes of stored files that count against the account's space (§2.3 usedSpaceKB, §7.2 0097)."""
+    return session.scalar(select(StorageUsage.bytes).where(StorageUsage.account_id == account_id)) or 0
