@@ -44,10 +44,14 @@ def test_a_failing_commit_is_an_error_not_a_success(app, client, db):
         session.execute(text(f"INSERT INTO {table} (id) VALUES (1)"))
         return {"ok": True}
 
-    response = client.post("/test/write-twice")
-    assert response.status_code == 500
-    with db.engine.connect() as conn:
-        assert conn.execute(text(f"SELECT count(*) FROM {table}")).scalar() == 0
+    try:
+        response = client.post("/test/write-twice")
+        assert response.status_code == 500
+        with db.engine.connect() as conn:
+            assert conn.execute(text(f"SELECT count(*) FROM {table}")).scalar() == 0
+    finally:  # the database is shared by the whole session: leave no table behind
+        with db.engine.begin() as conn:
+            conn.execute(text(f"DROP TABLE {table}"))
 
 
 def test_unknown_path_is_404_in_contract_shape(client):
