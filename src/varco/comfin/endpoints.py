@@ -1,0 +1,50 @@
+"""§4.2 financial communications, version 2 (bearer token)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Header, Request, Response
+
+from varco.auth.dependencies import Caller
+from varco.comfin import service
+from varco.comfin.ranges import zip_download
+from varco.comfin.schemas import CreateRequest, CreateResponse, InfoResponse, info_fields
+from varco.core.deps import ClockDep, SessionDep, SettingsDep
+
+router = APIRouter(tags=["financial communications"])
+
+
+@router.post("/api/v2/comfin", response_model=CreateResponse)
+def create(
+    body: CreateRequest,
+    request: Request,
+    caller: Caller,
+    session: SessionDep,
+    clock: ClockDep,
+    settings: SettingsDep,
+) -> CreateResponse:
+    new = service.NewRequest(body.userId, body.comunicationType, body.dataFile)
+    created = service.create(session, caller, new, clock, settings, request.url.path)
+    return CreateResponse(requestId=created.request_id)
+
+
+@router.get("/api/v2/comfin/{request_id}", response_model=InfoResponse)
+def info(request_id: str, caller: Caller, session: SessionDep) -> InfoResponse:
+    found = service.get_visible(session, caller, request_id)
+    return InfoResponse(**info_fields(found, service.notify_result(session, found)))  # type: ignore[arg-type]
+
+
+@router.get(
+    "/api/v2/comfin/{request_id}/pdd",
+    response_class=Response,
+    responses={
+        200: {"content": {"application/zip": {}}},
+        206: {"description": "A byte range"},
+        404: {},
+        416: {},
+    },
+)
+def pdd(
+    request_id: str, caller: Caller, session: SessionDep, range_: str | None = Header(None, alias="Range")
+) -> Response:
+    name, content = service.package_of(session, caller, request_id)
+    return zip_download(name, content, range_)

@@ -1,0 +1,60 @@
+"""XSD validation of financial communications: LI (IVP18, `li/`) and DF (DAT20, `df/`).
+
+The schemas are package data (kept in the agency's own layout: `li/common/main` includes
+`../../common`); they compile with no network: the xmldsig import is served from package data.
+"""
+
+from __future__ import annotations
+
+import threading
+from importlib import resources
+from pathlib import Path
+
+from lxml import etree
+
+NS_LI = "urn:www.agenziaentrate.gov.it:specificheTecniche:sco:ivp"
+NS_DF = "http://ivaservizi.agenziaentrate.gov.it/docs/xsd/fatture/v2.0"
+NS_ESITO = "http://ivaservizi.agenziaentrate.gov.it/docs/xsd/file/v2.0"
+
+DATA = resources.files("varco.comfin") / "data"
+# comunicationType -> (root tag, schema file)
+SCHEMAS: dict[str, tuple[str, str]] = {
+    "LI": (f"{{{NS_LI}}}Fornitura", "li/common/main/fornituraIvp_2018_v1.xsd"),
+    "DF": (f"{{{NS_DF}}}DatiFattura", "df/DatiFatturav2.0.xsd"),
+    "ESITO": (f"{{{NS_ESITO}}}EsitoFile", "DatiFatturaMessaggi_v2.0.xsd"),
+}
+MAX_ERRORS = 20
+_local = threading.local()  # an XMLSchema keeps its error log: one per thread
+
+
+class _PackagedXmldsig(etree.Resolver):
+    """Serve the xmldsig import from package data so compiling never touches the network."""
+
+    def resolve(self, system_url, public_id, context):  # type: ignore[no-untyped-def]
+        if system_url and system_url.endswith("xmldsig-core-schema.xsd"):
+            return self.resolve_filename(str(Path(str(DATA)) / "xmldsig-core-schema.xsd"), context)
+        return None
+
+
+def schema(kind: str) -> etree.XMLSchema:
+    """The compiled schema of LI, DF or ESITO (once per thread)."""
+    cache: dict[str, etree.XMLSchema] = _local.__dict__.setdefault("schemas", {})
+    if kind not in cache:
+        parser = etree.XMLParser(no_network=True, resolve_entities=False, load_dtd=False)
+        parser.resolvers.add(_PackagedXmldsig())
+        path = Path(str(DATA)) / SCHEMAS[kind][1]
+        cache[kind] = etree.XMLSchema(etree.parse(str(path), parser))
+    return cache[kind]
+
+
+def kind_of(root: etree._Element) -> str | None:
+    """LI or DF by the root element; None for anything else."""
+    return next((k for k, (tag, _) in SCHEMAS.items() if tag == root.tag and k != "ESITO"), None)
+
+
+def errors(root: etree._Element, kind: str) -> list[str]:
+    """XSD errors of `root` against `kind`'s schema (empty when valid), at most MAX_ERRORS."""
+    xsd = schema(kind)
+    if xsd.validate(root.getroottree()):
+        return []
+    return [f"line {e.line}: {e.message}" for e in list(xsd.error_log)[:MAX_ERRORS]]

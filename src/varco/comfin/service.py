@@ -1,0 +1,274 @@
+"""Financial communications (§2.7, §3.2, §4.2): accept, transmit, record the SDI's esito, preserve."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from varco.accounts import service as accounts
+from varco.accounts.models import Account
+from varco.comfin import files, schema, states
+from varco.comfin.errors import ComfinRefused
+from varco.comfin.models import ComfinRequest
+from varco.comfin.repository import ComfinRepository
+from varco.core import blobs, jobs
+from varco.core.clock import Clock
+from varco.core.errors import NotFound
+from varco.fatturapa.errors import FatturaPAError
+from varco.fatturapa.parsing import parse_xml, text_at
+from varco.invoices import usage
+from varco.limits import annual
+from varco.limits.errors import LimitError
+from varco.settings import Settings
+
+log = logging.getLogger("varco.comfin")
+TRANSMIT_JOB = "comfin.transmit"
+SEAL_JOB = "comfin.seal"
+_BASE36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@dataclass(frozen=True)
+class NewRequest:
+    user_id: str | None
+    kind: str | None
+    data_file: str | None
+
+
+def create(
+    session: Session, caller: Account, new: NewRequest, clock: Clock, settings: Settings, path: str
+) -> ComfinRequest:
+    """Check a communication (§7.4 AR codes), store it, charge usage, and send it after commit."""
+    _check_user_id(session, caller, new.user_id)
+    kind = (new.kind or "").strip().upper()
+    data = files.read(new.data_file, kind, settings.max_upload_bytes)
+    declarants = {c.tax_code for c in data.communications}
+    if len(declarants) != 1:
+        raise ComfinRefused("AR03", f"the files name several declarants ({', '.join(sorted(declarants))})")
+    tax_code = declarants.pop()
+    owner = _declarant(session, caller, tax_code)
+    payer = accounts.paying_account(session, caller)
+    try:  # §8.4 (the v2 path was already checked by the limits guard; v1 authenticates in the body)
+        annual.refuse_if_locked(session, payer, path, settings, clock)
+    except LimitError as exc:
+        raise ComfinRefused("AR10", str(exc), headers=exc.headers) from None
+    now = clock.now()
+    blob = blobs.store(session, f"comfin-{kind}.bin", data.content, owner.id, now)
+    request = ComfinRequest(
+        request_id=secrets.token_hex(6),
+        account_id=owner.id,
+        sent_by_id=caller.id,
+        user_id=(new.user_id or None),
+        kind=kind,
+        tax_code=tax_code,
+        blob_id=blob.id,
+        is_zip=data.is_zip,
+        file_count=len(data.communications),
+        file_name=f"pending-{secrets.token_hex(8)}",
+        result="SF01",
+        status=states.STATUS["SF01"],
+        created_at=now,
+        updated_at=now,
+    )
+    repo = ComfinRepository(session)
+    repo.add(request)
+    request.file_name = file_name(tax_code, kind, request.id, data.is_zip)
+    blob.name = request.file_name
+    for _ in data.communications:  # §8.4/§8.5: every communication counts like an invoice
+        usage.charge(session, payer, clock)
+    jobs.enqueue(
+        session, TRANSMIT_JOB, key=f"comfin.transmit:{request.id}", clock=clock, request_pk=request.id
+    )
+    log.info("comfin %s accepted: %s %s for %s", request.request_id, kind, request.file_name, owner.username)
+    return request
+
+
+def file_name(tax_code: str, kind: str, pk: int, is_zip: bool) -> str:
+    """decisions.md: `IT<fiscal code>_<LI|DF>_<progressive>.xml` (`.zip` for a ZIP of files)."""
+    progressive, n = "", pk
+    while n:
+        n, digit = divmod(n, 36)
+        progressive = _BASE36[digit] + progressive
+    return f"IT{tax_code}_{kind}_{progressive.rjust(5, '0')}.{'zip' if is_zip else 'xml'}"
+
+
+def _check_user_id(session: Session, caller: Account, user_id: str | None) -> None:
+    """§2.7 userId "equals the username": the caller, or a taxpayer who delegated it (ACTIVE)."""
+    if not user_id or user_id.strip().lower() == caller.username.lower():
+        return
+    found = ComfinRepository(session).delegator_by_username(caller.id, user_id.strip())
+    if found is None or found[1] != "ACTIVE":
+        raise ComfinRefused(
+            "AR02", f"userId {user_id!r} is not you ({caller.username}) nor a taxpayer you act for"
+        )
+
+
+def _declarant(session: Session, caller: Account, tax_code: str) -> Account:
+    """AR09 for a stranger's declarant, AR02 when the declarant's delegation to the caller is not ACTIVE."""
+    own = {c.upper() for c in (caller.fiscal_code, caller.vat_code) if c}
+    if tax_code in own:
+        return caller
+    found = ComfinRepository(session).delegator_by_tax_code(caller.id, tax_code)
+    if found is None:
+        raise ComfinRefused(
+            "AR09", f"the declarant {tax_code} is neither you nor a taxpayer who delegated you"
+        )
+    delegator, status = found
+    if status != "ACTIVE" or delegator.is_disabled:
+        raise ComfinRefused(
+            "AR02", f"the delegation from {delegator.username} ({tax_code}) is {status}, not ACTIVE"
+        )
+    return delegator
+
+
+def get_visible(session: Session, caller: Account, request_id: str | None) -> ComfinRequest:
+    """The caller's request (sent by it, or of a taxpayer it may see); else 404 (existence hidden)."""
+    if not request_id or not request_id.strip():
+        raise ComfinRefused("AR04", "requestId is missing")
+    request = ComfinRepository(session).by_request_id(request_id.strip())
+    if request is None or (
+        request.sent_by_id != caller.id
+        and request.account_id not in accounts.visible_account_ids(session, caller)
+    ):
+        raise NotFound(f"no communication request {request_id!r} among yours")
+    return request
+
+
+def transmit(session: Session, pk: int, clock: Clock) -> None:
+    """Hand the file to the SDI channel (idempotent: a request with a fileId is not sent again)."""
+    from varco.sdi.channel import get_communication_channel
+
+    repo = ComfinRepository(session)
+    request = repo.get_for_update(pk)
+    if request is None or request.file_id is not None or request.result != "SF01":
+        return
+    receipt = get_communication_channel().send_communication(
+        session, request.file_name, request.kind, repo.content(request.blob_id), clock
+    )
+    request.file_id, request.receipt_at = receipt.file_id, receipt.received_at
+    request.status, request.updated_at = "SENT", clock.now()
+
+
+def receive_outcome(
+    session: Session, file_id: str, filename: str, xml: bytes, clock: Clock
+) -> ComfinRequest | None:
+    """The SDI's EsitoFile for a sent communication: store it, SF02, and seal the package after commit."""
+    repo = ComfinRepository(session)
+    found = repo.by_file_id(file_id)
+    if found is None:
+        log.warning("esito %s for unknown IDFile %s ignored", filename, file_id)
+        return None
+    request = repo.get_for_update(found.id)
+    assert request is not None
+    if request.notify_blob_id is not None:
+        return request  # duplicate delivery: nothing changes
+    now = clock.now()
+    esito = _read_esito(xml)
+    request.notify_blob_id = blobs.store(session, filename, xml, request.account_id, now).id
+    request.notify_filename = filename
+    if esito is None:
+        request.result = states.next_result(request.result, "SF03")
+        request.error = "The Exchange System's answer could not be read"
+    else:
+        request.result = states.next_result(request.result, "SF02")
+        request.elaborated_result = esito
+    request.status, request.updated_at = states.STATUS[request.result], now
+    jobs.enqueue(session, SEAL_JOB, key=f"comfin.seal:{request.id}", clock=clock, request_pk=request.id)
+    return request
+
+
+def _read_esito(xml: bytes) -> str | None:
+    try:
+        root = parse_xml(xml)
+    except FatturaPAError:
+        return None
+    if schema.errors(root, "ESITO"):
+        return None
+    return text_at(root, "Esito")
+
+
+def seal(session: Session, pk: int, clock: Clock) -> None:
+    """Build the preservation package: the file as sent, the esito, an index; pddAvailable afterwards."""
+    from varco.preservation import communications
+    from varco.preservation.package import PackedFile
+
+    repo = ComfinRepository(session)
+    request = repo.get_for_update(pk)
+    if request is None or request.notify_blob_id is None:
+        return
+    owner = accounts.get(session, request.account_id)
+    sent_name = request.file_name if request.is_zip else f"{request.file_name}.p7m"
+    communications.seal_communication(
+        session,
+        comfin_request_id=request.id,
+        account_id=request.account_id,
+        name=f"{request.file_name.rsplit('.', 1)[0]}.conservazione.zip",
+        subject={
+            "account": {
+                "username": owner.username if owner else None,
+                "countryCode": owner.country_code if owner else None,
+                "vatCode": owner.vat_code if owner else None,
+            },
+            "communication": {
+                "requestId": request.request_id,
+                "comunicationType": request.kind,
+                "fileName": request.file_name,
+                "fileId": request.file_id,
+                "declarant": request.tax_code,
+                "receiptTimestamp": request.receipt_at.isoformat() if request.receipt_at else None,
+                "elaboratedResult": request.elaborated_result,
+            },
+        },
+        files=[
+            PackedFile(sent_name, repo.content(request.blob_id), "communication"),
+            PackedFile(
+                request.notify_filename or "esito.xml",
+                repo.content(request.notify_blob_id),
+                "notification",
+                "ES",
+            ),
+        ],
+        clock=clock,
+    )
+    request.pdd_available = True
+
+
+def notify_result(session: Session, request: ComfinRequest) -> str | None:
+    """§2.7 notifyResult: base64 of the SDI's esito XML, once there is one."""
+    if request.notify_blob_id is None:
+        return None
+    return base64.b64encode(ComfinRepository(session).content(request.notify_blob_id)).decode()
+
+
+def package_of(session: Session, caller: Account, request_id: str | None) -> tuple[str, bytes]:
+    """(name, ZIP) of the request's preservation package; 404 while pddAvailable is false."""
+    from varco.preservation import communications
+
+    request = get_visible(session, caller, request_id)
+    found = (
+        communications.latest_communication_package(session, request.id) if request.pdd_available else None
+    )
+    if found is None:
+        raise NotFound(f"the preservation package of request {request.request_id} is not available yet")
+    return found
+
+
+def give_up(session: Session, pk: int, result: str, reason: str, clock: Clock) -> None:
+    """AR06 (never transmitted) or AR07 (no esito in time), from the reconciler."""
+    request = ComfinRepository(session).get_for_update(pk)
+    if request is None or request.result != "SF01":
+        return
+    request.result = states.next_result(request.result, result)
+    request.status, request.error, request.updated_at = states.STATUS[result], reason, clock.now()
+
+
+def stuck(session: Session, *, sent: bool, before: datetime) -> list[int]:
+    return ComfinRepository(session).stuck("SF01", sent=sent, before=before)
+
+
+def unsealed(session: Session, limit: int) -> list[int]:
+    return ComfinRepository(session).unsealed(limit)

@@ -1,0 +1,167 @@
+"""Italian and English text of the panel: English strings are the keys, Italian the translation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+LANGUAGES = ("it", "en")
+DEFAULT_LANGUAGE = "it"  # the contract's users are Italian taxpayers
+
+ITALIAN: dict[str, str] = {
+    "Sign in": "Accedi",
+    "Sign out": "Esci",
+    "Username": "Nome utente",
+    "Password": "Password",
+    "Wrong username or password, or the account may not sign in": (
+        "Nome utente o password errati, oppure l'utente non può accedere"
+    ),
+    "The form expired: please try again": "Il modulo è scaduto: riprova",
+    "Complete your registration": "Completa la registrazione",
+    "I accept the terms of service": "Accetto le condizioni del servizio",
+    "Reference e-mail or PEC": "E-mail o PEC di riferimento",
+    "New password": "Nuova password",
+    "Repeat the new password": "Ripeti la nuova password",
+    "Save": "Salva",
+    "You must accept the terms of service": "Devi accettare le condizioni del servizio",
+    "The two passwords differ": "Le due password sono diverse",
+    "The new password must have at least 10 characters": "La nuova password deve avere almeno 10 caratteri",
+    "Invalid e-mail address": "Indirizzo e-mail non valido",
+    "Sent invoices": "Fatture inviate",
+    "Received invoices": "Fatture ricevute",
+    "Upload": "Carica",
+    "Settings": "Impostazioni",
+    "Delegations": "Deleghe",
+    "Usage": "Consumi",
+    "Sessions and tokens": "Sessioni e token",
+    "Administration": "Amministrazione",
+    "Language": "Lingua",
+    "File name": "Nome file",
+    "SDI id": "Id SDI",
+    "Sender": "Mittente",
+    "Receiver": "Destinatario",
+    "Number": "Numero",
+    "Date": "Data",
+    "Status": "Stato",
+    "Total": "Totale",
+    "Created": "Creata",
+    "Filter": "Filtra",
+    "From": "Dal",
+    "To": "Al",
+    "VAT number": "Partita IVA",
+    "No invoices": "Nessuna fattura",
+    "Page": "Pagina",
+    "of": "di",
+    "Previous": "Precedente",
+    "Next": "Successiva",
+    "State history": "Storico degli stati",
+    "Notifications": "Notifiche",
+    "SDI errors": "Errori SDI",
+    "Downloads": "Download",
+    "Customer outcome": "Esito committente",
+    "Accept (EC01)": "Accetta (EC01)",
+    "Refuse (EC02)": "Rifiuta (EC02)",
+    "Reason (required to refuse)": "Motivo (obbligatorio per rifiutare)",
+    "Send outcome": "Invia esito",
+    "Outcome sent": "Esito inviato",
+    "Invoice file": "File fattura",
+    "Validate only (dry run)": "Solo verifica (prova)",
+    "Send to SDI": "Invia allo SDI",
+    "Drop an invoice file here or choose it": "Trascina qui un file fattura o sceglilo",
+    "Validation report": "Rapporto di validazione",
+    "The file passes the upload checks; it would be named": (
+        "Il file supera i controlli di caricamento; verrebbe chiamato"
+    ),
+    "Accepted: the file was stored as": "Accettato: il file è stato registrato come",
+    "Refused": "Rifiutato",
+    "No findings": "Nessuna segnalazione",
+    "Code": "Codice",
+    "Message": "Messaggio",
+    "Where": "Dove",
+    "E-mail receipt of received invoices": "Ricezione via e-mail delle fatture ricevute",
+    "Send received invoices by e-mail": "Invia via e-mail le fatture ricevute",
+    "Address": "Indirizzo",
+    "Saved": "Salvato",
+    "Request a mandate from a Premium user": "Chiedi una delega a un utente Premium",
+    "Premium username": "Nome utente Premium",
+    "Request": "Richiedi",
+    "Delegator": "Delegante",
+    "Delegate": "Delegato",
+    "Approve": "Approva",
+    "Suspend": "Sospendi",
+    "Revoke": "Revoca",
+    "Reactivate": "Riattiva",
+    "Assignors": "Cedenti",
+    "Tier": "Fascia",
+    "Transmissions this year": "Trasmissioni quest'anno",
+    "Annual limit": "Limite annuale",
+    "Storage used": "Spazio usato",
+    "Storage purchased": "Spazio acquistato",
+    "Kind": "Tipo",
+    "Issued": "Emesso",
+    "Expires": "Scade",
+    "Revoked": "Revocato",
+    "Active": "Attivo",
+    "This browser": "Questo browser",
+    "Revoke all API tokens": "Revoca tutti i token API",
+    "Accounts": "Utenti",
+    "Locks": "Blocchi",
+    "Unlock": "Sblocca",
+    "SDI simulator scenarios": "Scenari del simulatore SDI",
+    "Outcome": "Esito",
+    "Recipient code": "Codice destinatario",
+    "Default rule": "Regola predefinita",
+    "Set scenario": "Imposta scenario",
+    "E-mail outbox": "Posta in uscita",
+    "Subject": "Oggetto",
+    "Delivered": "Consegnata",
+    "Pending": "In attesa",
+    "Disabled": "Disabilitato",
+    "Operators only": "Solo per gli operatori",
+    "Not found": "Non trovato",
+    "Invoice rendering": "Visualizzazione della fattura",
+    "Electronic invoice": "Fattura elettronica",
+    "Supplier": "Cedente/prestatore",
+    "Customer": "Cessionario/committente",
+    "Tax code": "Codice fiscale",
+    "Document": "Documento",
+    "no.": "n.",
+    "Document total": "Totale documento",
+    "Lines": "Righe",
+    "No.": "N.",
+    "Description": "Descrizione",
+    "Quantity": "Quantità",
+    "Unit price": "Prezzo unitario",
+    "VAT %": "IVA %",
+    "VAT summary": "Riepilogo IVA",
+    "Rate %": "Aliquota %",
+    "Taxable": "Imponibile",
+    "Tax": "Imposta",
+    "Chargeability": "Esigibilità",
+    "Payment": "Pagamento",
+    "Terms": "Condizioni",
+    "Method": "Modalità",
+    "Amount": "Importo",
+    "Due date": "Scadenza",
+    "Bank": "Istituto",
+    "Attachments": "Allegati",
+    "bytes": "byte",
+    "Skip to content": "Vai al contenuto",
+}
+
+
+def translator(language: str) -> Callable[[str], str]:
+    """A function from English text to the language's text (English, or the key if untranslated)."""
+    if language == "it":
+        return lambda text: ITALIAN.get(text, text)
+    return lambda text: text
+
+
+def pick_language(cookie: str | None, accept_language: str | None) -> str:
+    """The cookie's choice, else the browser's first supported language, else Italian."""
+    if cookie in LANGUAGES:
+        return cookie
+    for part in (accept_language or "").split(","):
+        code = part.split(";")[0].strip().lower()[:2]
+        if code in LANGUAGES:
+            return code
+    return DEFAULT_LANGUAGE

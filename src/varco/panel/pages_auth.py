@@ -1,0 +1,145 @@
+"""Sign-in, sign-out, registration completion, language choice, and the vendored static files."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import FileResponse, Response
+from starlette.exceptions import HTTPException
+
+from varco.core.deps import ClockDep, SessionDep, SettingsDep
+from varco.panel import sessions
+from varco.panel.i18n import LANGUAGES
+from varco.panel.web import (
+    LANG_COOKIE,
+    LOGIN_CSRF_COOKIE,
+    PanelUser,
+    check_csrf,
+    check_login_csrf,
+    page,
+    redirect,
+)
+
+router = APIRouter(prefix="/panel", include_in_schema=False)
+STATIC = Path(__file__).parent / "static"
+STATIC_FILES = {"htmx.min.js": "text/javascript", "panel.css": "text/css", "panel.js": "text/javascript"}
+
+
+def _safe_next(target: str) -> str:
+    return target if target.startswith("/panel/") and not target.startswith("//") else "/panel/invoices/out"
+
+
+@router.get("/static/{name}")
+def static(name: str) -> Response:
+    if name not in STATIC_FILES:
+        raise HTTPException(404, "no such file")
+    return FileResponse(
+        STATIC / name, media_type=STATIC_FILES[name], headers={"Cache-Control": "max-age=3600"}
+    )
+
+
+@router.get("")
+def home() -> Response:
+    return redirect("/panel/invoices/out")
+
+
+@router.get("/login")
+def login_form(request: Request, next: str = "/panel/invoices/out") -> Response:  # noqa: A002
+    token = secrets.token_urlsafe(24)
+    response = page(request, "login.html", csrf_login=token, next=_safe_next(next), error=None)
+    response.set_cookie(LOGIN_CSRF_COOKIE, token, httponly=True, samesite="strict", path="/panel")
+    return response
+
+
+@router.post("/login")
+def login(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    clock: ClockDep,
+    username: str = Form(""),
+    password: str = Form(""),
+    csrf_token: str = Form(""),
+    next: str = Form("/panel/invoices/out"),  # noqa: A002
+) -> Response:
+    check_login_csrf(request, csrf_token)
+    try:
+        cookie = sessions.sign_in(
+            session, username.strip(), password, request.headers.get("user-agent", ""), settings, clock
+        )
+    except sessions.SignInRefused:
+        response = page(
+            request,
+            "login.html",
+            status=400,
+            csrf_login=csrf_token,
+            next=_safe_next(next),
+            error="Wrong username or password, or the account may not sign in",
+            username=username,
+        )
+        return response
+    response = redirect(_safe_next(next))
+    response.set_cookie(
+        sessions.COOKIE,
+        cookie,
+        max_age=int(settings.panel_session_ttl.total_seconds()),
+        httponly=True,
+        samesite="lax",
+        secure=settings.profile == "production",
+        path="/panel",
+    )
+    response.delete_cookie(LOGIN_CSRF_COOKIE, path="/panel")
+    return response
+
+
+@router.post("/logout")
+def logout(current: PanelUser, session: SessionDep, clock: ClockDep, csrf_token: str = Form("")) -> Response:
+    check_csrf(current, csrf_token)
+    sessions.sign_out(session, current.session, clock)
+    response = redirect("/panel/login")
+    response.delete_cookie(sessions.COOKIE, path="/panel")
+    return response
+
+
+@router.get("/lang/{code}")
+def choose_language(code: str, request: Request) -> Response:
+    back = request.headers.get("referer", "/panel/invoices/out")
+    response = redirect(back if "/panel/" in back else "/panel/invoices/out")
+    if code in LANGUAGES:
+        response.set_cookie(LANG_COOKIE, code, max_age=365 * 86400, samesite="lax", path="/panel")
+    return response
+
+
+@router.get("/register")
+def register_form(request: Request, current: PanelUser) -> Response:
+    return page(request, "register.html", current, error=None, email=current.account.pec or "")
+
+
+@router.post("/register")
+def register(
+    request: Request,
+    current: PanelUser,
+    session: SessionDep,
+    clock: ClockDep,
+    csrf_token: str = Form(""),
+    accept: str = Form(""),
+    email: str = Form(""),
+    password: str = Form(""),
+    repeated: str = Form(""),
+) -> Response:
+    check_csrf(current, csrf_token)
+    try:
+        sessions.complete_registration(
+            session,
+            current.account,
+            accepted=accept == "yes",
+            email=email,
+            password=password,
+            repeated=repeated,
+            clock=clock,
+        )
+    except sessions.RegistrationInvalid as exc:
+        return page(request, "register.html", current, status=400, error=str(exc), email=email)
+    return redirect("/panel/invoices/out")

@@ -1,0 +1,248 @@
+"""Invoices in the panel: list, detail, downloads, outcome, upload with dry run (the API's services)."""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime, time
+
+from fastapi import APIRouter, File, Form, Request, UploadFile
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException
+
+from varco import fatturapa
+from varco.accounts import service as accounts
+from varco.core.deps import ClockDep, SessionDep, SettingsDep
+from varco.core.errors import VarcoError
+from varco.invoices import upload as uploads
+from varco.limits import annual
+from varco.panel import reads
+from varco.panel.i18n import translator
+from varco.panel.web import PanelUser, check_csrf, language, page, redirect
+from varco.rendering import service as rendering
+from varco.sdi import esito as esiti
+from varco.search import archives, params
+from varco.search import service as search
+
+router = APIRouter(prefix="/panel", include_in_schema=False)
+DIRECTIONS = ("out", "in")
+PAGE_SIZE = 20
+
+
+def _direction(direction: str) -> str:
+    if direction not in DIRECTIONS:
+        raise HTTPException(404, "Not found")
+    return direction
+
+
+def _day(value: str, end: bool) -> datetime | None:
+    if not value:
+        return None
+    try:
+        day = datetime.strptime(value, "%Y-%m-%d").date()
+    except ValueError:
+        raise params.SearchInputError(f"invalid date {value!r}: use YYYY-MM-DD") from None
+    return datetime.combine(day, time.max if end else time.min, tzinfo=UTC)
+
+
+@router.get("/invoices/{direction}")
+def invoice_list(
+    request: Request,
+    direction: str,
+    current: PanelUser,
+    session: SessionDep,
+    page_number: int = 1,
+    start: str = "",
+    end: str = "",
+    vat: str = "",
+    status: str = "",
+) -> Response:
+    direction = _direction(direction)
+    form = {"start": start, "end": end, "vat": vat, "status": status}
+    try:
+        vat_field = "receiver_vat" if direction == "out" else "sender_vat"
+        filters = params.Filters(
+            created_from=_day(start, False),
+            created_to=_day(end, True),
+            state=params.state(status or None),
+            **{vat_field: params.upper(vat or None)},
+        )
+        result = search.search(
+            session, current.account, direction, filters, search.Paging(max(page_number, 1), PAGE_SIZE), None
+        )
+        error = None
+    except VarcoError as exc:
+        result, error = None, str(exc)
+    return page(
+        request,
+        "invoices.html",
+        current,
+        status=400 if error else 200,
+        direction=direction,
+        result=result,
+        error=error,
+        form=form,
+    )
+
+
+def _find(session: SessionDep, current: PanelUser, direction: str, invoice_id: int):  # noqa: ANN202
+    return search.find(session, current.account, _direction(direction), search.Ref(invoice_id=invoice_id))
+
+
+@router.get("/invoices/{direction}/{invoice_id:int}")
+def invoice_detail(
+    request: Request, direction: str, invoice_id: int, current: PanelUser, session: SessionDep
+) -> Response:
+    invoice = _find(session, current, direction, invoice_id)
+    lang = language(request)
+    base = f"/panel/invoices/{direction}/{invoice_id}"
+    try:
+        rendered = rendering.invoice_html(
+            session, invoice, translator(lang), lambda body, index: f"{base}/attachments/{body}/{index}"
+        )
+    except rendering.RenderingFailed as exc:
+        rendered = str(exc)
+    outcome = None
+    if direction == "in":
+        try:
+            outcome = esiti.get_esito(session, current.account, invoice.filename)
+        except esiti.EsitoNotFound:
+            outcome = None
+    return page(
+        request,
+        "invoice.html",
+        current,
+        direction=direction,
+        invoice=invoice,
+        record=search.detail(session, invoice, include_file=False),
+        history=reads.state_history(session, invoice),
+        notifications=search.notifications(session, invoice),
+        rendered=rendered,
+        outcome=outcome,
+        base=base,
+        message=request.query_params.get("message"),
+        error=request.query_params.get("error"),
+    )
+
+
+@router.get("/invoices/{direction}/{invoice_id:int}/download/{kind}")
+def download(direction: str, invoice_id: int, kind: str, current: PanelUser, session: SessionDep) -> Response:
+    invoice = _find(session, current, direction, invoice_id)
+    stem = archives.stem(invoice.filename)
+    if kind == "file":  # as stored: .xml, or .xml.p7m with its signature
+        content, name, media = (
+            reads.stored_file(session, invoice),
+            invoice.filename,
+            "application/octet-stream",
+        )
+    elif kind == "xml":
+        content = archives.unsigned_xml(reads.stored_file(session, invoice))
+        name, media = archives.unsigned_name(invoice.filename), "application/xml"
+    elif kind == "zip":
+        (name, content), media = search.invoice_zip(session, invoice), "application/zip"
+    elif kind == "pdd":
+        (name, content), media = search.package(session, invoice), "application/zip"
+    elif kind == "pdf":
+        content, name, media = rendering.invoice_pdf(session, invoice), f"{stem}.pdf", "application/pdf"
+    else:
+        raise HTTPException(404, "Not found")
+    return Response(
+        content, media_type=media, headers={"Content-Disposition": f'attachment; filename="{name}"'}
+    )
+
+
+@router.get("/invoices/{direction}/{invoice_id:int}/attachments/{body}/{index}")
+def attachment(
+    direction: str, invoice_id: int, body: int, index: int, current: PanelUser, session: SessionDep
+) -> Response:
+    invoice = _find(session, current, direction, invoice_id)
+    found = rendering.attachment(session, invoice, body, index)
+    name = found.name.replace('"', "")
+    return Response(
+        found.content,
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@router.post("/invoices/in/{invoice_id:int}/esito")
+def send_outcome(
+    invoice_id: int,
+    current: PanelUser,
+    session: SessionDep,
+    clock: ClockDep,
+    csrf_token: str = Form(""),
+    esito: str = Form(""),
+    descrizione: str = Form(""),
+) -> Response:
+    check_csrf(current, csrf_token)
+    invoice = _find(session, current, "in", invoice_id)
+    request = esiti.EsitoRequest(
+        filename=invoice.filename, sdi_id=invoice.sdi_id or "", esito=esito, descrizione=descrizione or None
+    )
+    base = f"/panel/invoices/in/{invoice_id}"
+    try:
+        esiti.send_esito(session, current.account, request, clock)
+    except VarcoError as exc:
+        session.rollback()
+        return redirect(f"{base}?error={_q(str(exc))}")
+    return redirect(f"{base}?message=Outcome+sent")
+
+
+def _q(text: str) -> str:
+    from urllib.parse import quote_plus
+
+    return quote_plus(text[:300])
+
+
+@router.get("/upload")
+def upload_form(request: Request, current: PanelUser) -> Response:
+    return page(request, "upload.html", current, outcome=None)
+
+
+@router.post("/upload")
+def upload(
+    request: Request,
+    current: PanelUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    clock: ClockDep,
+    csrf_token: str = Form(""),
+    action: str = Form("dry-run"),
+    file: UploadFile | None = File(None),
+) -> Response:
+    check_csrf(current, csrf_token)
+    data = file.file.read(settings.max_upload_bytes + 1) if file is not None and file.filename else b""
+    name = file.filename if file is not None else ""
+    dry_run = action != "send"
+    outcome: dict[str, object] = {"dry_run": dry_run, "name": name, "findings": []}
+    try:
+        payer = accounts.paying_account(session, current.account)
+        if not dry_run:
+            annual.refuse_if_locked(session, payer, "/panel/upload", settings, clock)  # §8.4 as the API
+        accepted = uploads.accept_upload(
+            session,
+            current.account,
+            uploads.Upload(
+                data_file=base64.b64encode(data).decode() if data else None,
+                signed_endpoint=name.lower().endswith(".p7m"),
+                dry_run=dry_run,
+            ),
+            settings,
+            clock,
+        )
+        outcome.update(accepted=True, filename=accepted.filename, invoice_id=accepted.invoice_id)
+    except VarcoError as exc:
+        outcome.update(accepted=False, code=exc.code, message=str(exc))
+    if dry_run and data:
+        # The full report (also the asynchronous §7.3 rules) so a file is fixed before it is sent.
+        report = fatturapa.check(
+            data,
+            fatturapa.CheckOptions(
+                transmitter_id=settings.transmitter_id,
+                max_bytes=settings.max_upload_bytes,
+                received_date=clock.now().date(),
+            ),
+        )
+        outcome["findings"] = report.errors
+    status = 200 if outcome.get("accepted") else 400
+    return page(request, "upload.html", current, status=status, outcome=outcome)

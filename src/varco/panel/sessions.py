@@ -1,0 +1,146 @@
+"""Panel sign-in: browser sessions (random token in a signed cookie, digest stored), CSRF, registration."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from itsdangerous import BadSignature, URLSafeSerializer
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from varco.accounts import service as accounts
+from varco.accounts.models import Account
+from varco.auth import service as auth
+from varco.core.clock import Clock
+from varco.core.errors import BadRequest
+from varco.core.security import hash_password, new_token, token_digest, verify_password
+from varco.panel.models import PanelRegistration, PanelSession
+from varco.settings import Settings
+
+COOKIE = "varco_panel"
+MIN_PASSWORD = 10  # contract silent: docs/panel.md
+
+
+class SignInRefused(BadRequest):
+    """Wrong username or password, or the account may not sign in."""
+
+
+class RegistrationInvalid(BadRequest):
+    """Registration data rejected."""
+
+
+@dataclass(frozen=True)
+class Current:
+    account: Account
+    session: PanelSession
+
+
+def _serializer(settings: Settings) -> URLSafeSerializer:
+    return URLSafeSerializer(settings.secret_key.get_secret_value(), salt="varco.panel.session")
+
+
+def sign_in(
+    session: Session, username: str, password: str, user_agent: str, settings: Settings, clock: Clock
+) -> str:
+    """Check the password like the API does and open a browser session; returns the signed cookie value."""
+    account = accounts.find(session, username)
+    if not verify_password(account.password_hash if account else None, password) or account is None:
+        raise SignInRefused()
+    if not may_use_panel(account, clock):
+        raise SignInRefused()
+    token, now = new_token(), clock.now()
+    session.add(
+        PanelSession(
+            account_id=account.id,
+            token_digest=token_digest(token),
+            csrf_token=secrets.token_urlsafe(32),
+            user_agent=user_agent[:255],
+            created_at=now,
+            expires_at=now + settings.panel_session_ttl,
+        )
+    )
+    session.flush()
+    return _serializer(settings).dumps(token)
+
+
+def current(session: Session, cookie: str | None, settings: Settings, clock: Clock) -> Current | None:
+    """The signed-in account behind a cookie, or None (bad signature, expired, revoked, refused)."""
+    if not cookie:
+        return None
+    try:
+        token = _serializer(settings).loads(cookie)
+    except BadSignature:
+        return None
+    row = session.scalar(select(PanelSession).where(PanelSession.token_digest == token_digest(str(token))))
+    if row is None or row.revoked_at is not None or clock.now() >= row.expires_at:
+        return None
+    account = accounts.get(session, row.account_id)
+    if account is None or not may_use_panel(account, clock):
+        return None
+    return Current(account, row)
+
+
+def may_use_panel(account: Account, clock: Clock) -> bool:
+    """Disabled or expired accounts are refused; a basic user without a mandate is not (§1: it requests
+    one in the panel), though the API refuses it until the mandate is ACTIVE."""
+    return not account.is_disabled and not accounts.is_expired(account, clock)
+
+
+def sign_out(session: Session, panel_session: PanelSession, clock: Clock) -> None:
+    """Revoke this browser session."""
+    row = session.get(PanelSession, panel_session.id)
+    if row is not None and row.revoked_at is None:
+        row.revoked_at = clock.now()
+
+
+def sessions_of(session: Session, account: Account) -> list[PanelSession]:
+    """Browser sessions of an account, newest first."""
+    query = select(PanelSession).where(PanelSession.account_id == account.id).order_by(PanelSession.id.desc())
+    return list(session.scalars(query.limit(50)))
+
+
+def revoke_session(session: Session, account: Account, session_id: int, clock: Clock) -> None:
+    """Revoke one of the account's own browser sessions."""
+    row = session.get(PanelSession, session_id)
+    if row is None or row.account_id != account.id:
+        raise BadRequest(f"no session {session_id} of yours")
+    if row.revoked_at is None:
+        row.revoked_at = clock.now()
+
+
+def is_registered(session: Session, account: Account) -> bool:
+    return session.get(PanelRegistration, account.id) is not None
+
+
+def complete_registration(
+    session: Session,
+    account: Account,
+    *,
+    accepted: bool,
+    email: str,
+    password: str,
+    repeated: str,
+    clock: Clock,
+) -> PanelRegistration:
+    """§1 first sign-in: accept the terms, set the reference e-mail/PEC, change the password."""
+    if not accepted:
+        raise RegistrationInvalid("You must accept the terms of service")
+    if not accounts.EMAIL_RE.match(email.strip()):
+        raise RegistrationInvalid("Invalid e-mail address")
+    if len(password) < MIN_PASSWORD:
+        raise RegistrationInvalid("The new password must have at least 10 characters")
+    if password != repeated:
+        raise RegistrationInvalid("The two passwords differ")
+    now = clock.now()
+    target = accounts.get(session, account.id)
+    assert target is not None
+    target.password_hash = hash_password(password)
+    target.pec = email.strip()
+    auth.revoke_all(session, target, clock)  # API tokens issued with the old password stop working
+    registration = PanelRegistration(
+        account_id=account.id, reference_email=email.strip(), terms_accepted_at=now, completed_at=now
+    )
+    session.add(registration)
+    session.flush()
+    return registration

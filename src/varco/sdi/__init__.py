@@ -1,0 +1,1 @@
+"""varco's side of the Exchange System (SDI): the channel, inbound messages, customer outcomes."""

@@ -1,0 +1,211 @@
+"""`varco sdi ...`: scenarios, simulated time, received invoices of the SDI simulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from varco.core.clock import current_clock
+
+sdi_app = typer.Typer(no_args_is_help=True, help="The simulated Exchange System (SDI)")
+scenario_app = typer.Typer(no_args_is_help=True, help="Which outcome the simulated SDI produces")
+sdi_app.add_typer(scenario_app, name="scenario")
+
+RecipientCode = Annotated[
+    str | None, typer.Option("--recipient-code", help="Rule for this 1.1.4 recipient code")
+]
+Filename = Annotated[str | None, typer.Option("--filename", help="Rule for this file name")]
+Default = Annotated[bool, typer.Option("--default", help="The rule used when no other matches")]
+
+
+@scenario_app.command("set")
+def scenario_set(
+    recipient_code: RecipientCode = None,
+    filename: Filename = None,
+    default: Default = False,
+    outcome: Annotated[
+        str | None, typer.Option(help="RC, MC, NS, AT, NE-EC01, NE-EC02 or DT (PA: RC means NE-EC01)")
+    ] = None,
+    esito_outcome: Annotated[
+        str | None, typer.Option("--esito-outcome", help="Answer to customer outcomes: ACCEPT or SE")
+    ] = None,
+    delay: Annotated[
+        str | None, typer.Option(help="Simulated time before each outcome, e.g. 30s, 2h")
+    ] = None,
+) -> None:
+    """Create or replace a scenario rule."""
+    from varco.cli import cli_errors, prepare_database
+    from varco.core.db import unit_of_work
+    from varco.sdi.simulator import control
+
+    prepare_database()
+    with cli_errors(), unit_of_work() as session:
+        rule = control.set_scenario(
+            session,
+            current_clock(),
+            recipient_code=recipient_code,
+            filename=filename,
+            default=default,
+            outcome=outcome,
+            esito_outcome=esito_outcome,
+            delay=delay,
+        )
+    typer.echo(f"scenario set: {_describe(rule)}")
+
+
+@scenario_app.command("list")
+def scenario_list() -> None:
+    """Show the rules and the simulated clock."""
+    from varco.cli import prepare_database
+    from varco.core.db import unit_of_work
+    from varco.sdi.simulator import control, scenarios
+    from varco.sdi.simulator.clock import format_duration
+
+    prepare_database()
+    with unit_of_work() as session:
+        state = control.clock_state(session, current_clock())
+        rules = scenarios.list_rules(session)
+    typer.echo(f"simulated now {state.simulated_now.isoformat()} (offset {format_duration(state.offset)})")
+    if not rules:
+        typer.echo("no rules: every file is delivered (RC), a PA accepts (NE EC01), outcomes are accepted")
+    for rule in rules:
+        typer.echo(_describe(rule))
+
+
+@scenario_app.command("comfin")
+def scenario_comfin(
+    outcome: Annotated[str, typer.Option(help="ES01, ES02 or ES03 (docs/comfin.md)")],
+    target: Annotated[str, typer.Option(help="LI, DF, a communication file name, or empty for all")] = "",
+) -> None:
+    """Force the esito of financial communications."""
+    from varco.cli import cli_errors, prepare_database
+    from varco.core.db import unit_of_work
+    from varco.sdi.simulator import scenarios
+
+    prepare_database()
+    with cli_errors(), unit_of_work() as session:
+        scenarios.set_rule(session, "comfin", target, current_clock(), outcome=outcome)
+    typer.echo(f"scenario set: communications {target or 'all'} -> {outcome.upper()}")
+
+
+@scenario_app.command("clear")
+def scenario_clear(
+    recipient_code: RecipientCode = None, filename: Filename = None, default: Default = False
+) -> None:
+    """Delete one rule, or all rules when none is named."""
+    from varco.cli import cli_errors, prepare_database
+    from varco.core.db import unit_of_work
+    from varco.sdi.simulator import control
+
+    prepare_database()
+    with cli_errors(), unit_of_work() as session:
+        deleted = control.clear_scenarios(
+            session, recipient_code=recipient_code, filename=filename, default=default
+        )
+    typer.echo(f"{deleted} rule(s) deleted")
+
+
+def _describe(rule) -> str:  # noqa: ANN001
+    from varco.sdi.simulator.clock import format_duration
+
+    target = "default" if rule.kind == "default" else f"{rule.kind.replace('_', ' ')} {rule.value}"
+    parts = [target]
+    if rule.outcome:
+        parts.append(f"outcome {rule.outcome}")
+    if rule.esito_outcome:
+        parts.append(f"esito {rule.esito_outcome}")
+    parts.append(f"delay {format_duration(rule.delay)}")
+    return "\t".join(parts)
+
+
+@sdi_app.command("advance")
+def advance(duration: Annotated[str, typer.Argument(help="e.g. 15d, 2h, 30s")]) -> None:
+    """Move the simulated clock forward and run what became due (e.g. DT after 15d)."""
+    from varco.cli import cli_errors, prepare_database
+    from varco.core.db import unit_of_work
+    from varco.sdi.simulator import clock as sim_clock
+    from varco.sdi.simulator import engine
+
+    prepare_database()
+    clock = current_clock()
+    with cli_errors(), unit_of_work() as session:
+        now = sim_clock.advance(session, sim_clock.parse_duration(duration), clock)
+    ran = engine.run_due(clock)
+    typer.echo(f"simulated now {now.isoformat()}; {ran} step(s) run")
+
+
+@sdi_app.command("inject")
+def inject(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Invoice file (XML or .p7m)")],
+    filename: Annotated[
+        str | None, typer.Option(help="SDI file name (default: the file's, or derived)")
+    ] = None,
+) -> None:
+    """Deliver an invoice from an outside sender to varco's recipient code."""
+    from varco.accounts import service as accounts
+    from varco.cli import cli_errors, prepare_database
+    from varco.core.db import unit_of_work
+    from varco.sdi.simulator.inject import FILENAME
+    from varco.sdi.simulator.inject import inject as inject_file
+
+    prepare_database()
+    name = filename or (file.name if FILENAME.fullmatch(file.name) else None)
+    with cli_errors(), unit_of_work() as session:
+        result = inject_file(session, file.read_bytes(), current_clock(), name)
+        delivery = result.delivery
+        if delivery is not None and delivery.invoice is not None:
+            owner = accounts.get(session, delivery.invoice.account_id)
+            message = (
+                f"delivered {result.filename} (IdentificativoSdI {result.sdi_id}) to "
+                f"{owner.username if owner else delivery.invoice.account_id} as {delivery.invoice.filename}"
+            )
+        elif delivery is not None and delivery.unroutable is not None:
+            message = (
+                f"kept aside {result.filename} (IdentificativoSdI {result.sdi_id}, unroutable "
+                f"#{delivery.unroutable.id}): {delivery.unroutable.reason}"
+            )
+        else:
+            message = ""
+    if not message:
+        typer.echo(f"discarded by the SDI: {result.filename}", err=True)
+        for error in result.errors:
+            typer.echo(f"  {error['code']} {error['description']}", err=True)
+        raise typer.Exit(1)
+    typer.echo(message)
+
+
+@sdi_app.command("unroutable")
+def unroutable() -> None:
+    """List received invoices kept aside because no account matches their client."""
+    from varco.cli import prepare_database
+    from varco.core.db import unit_of_work
+    from varco.sdi import received
+
+    prepare_database()
+    with unit_of_work() as session:
+        rows = received.list_unroutable(session)
+        for row in rows:
+            typer.echo(
+                f"#{row.id}\t{row.filename}\tIdentificativoSdI {row.sdi_id}\t"
+                f"{row.received_at.isoformat()}\t{row.reason}"
+            )
+    if not rows:
+        typer.echo("no invoice kept aside")
+
+
+@sdi_app.command("redeliver")
+def redeliver() -> None:
+    """Deliver kept-aside invoices whose client now has an account."""
+    from varco.cli import prepare_database
+    from varco.core.db import unit_of_work
+    from varco.sdi import received
+
+    prepare_database()
+    with unit_of_work() as session:
+        delivered = received.redeliver(session, current_clock())
+        for row, invoice in delivered:
+            typer.echo(f"#{row.id}\t{row.filename} delivered as invoice {invoice.id} ({invoice.filename})")
+        left = len(received.list_unroutable(session))
+    typer.echo(f"{len(delivered)} delivered, {left} still kept aside")

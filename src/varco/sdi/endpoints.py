@@ -1,0 +1,207 @@
+"""Customer outcome on received invoices (decisions.md) and the admin controls of the simulator."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+
+from varco import fatturapa
+from varco.accounts import service as accounts
+from varco.accounts.models import Account
+from varco.auth.dependencies import Caller, get_caller
+from varco.core.deps import ClockDep, SessionDep
+from varco.core.errors import BadRequest, Forbidden, request_id
+from varco.sdi import esito as esito_service
+from varco.sdi import received
+from varco.sdi.models import UnroutableInvoice
+from varco.sdi.schemas import (
+    AdvanceIn,
+    AdvanceOut,
+    EsitoIn,
+    EsitoOut,
+    EsitoStatus,
+    InjectIn,
+    InjectOut,
+    ScenarioIn,
+    ScenarioList,
+    ScenarioOut,
+    SdiError,
+    UnroutableOut,
+)
+from varco.sdi.simulator import clock as sim_clock
+from varco.sdi.simulator import control, scenarios
+from varco.sdi.simulator.inject import inject
+
+esito_router = APIRouter(tags=["received invoices"])
+admin_router = APIRouter(prefix="/api/v2/admin/sdi", tags=["admin: SDI simulator"])
+
+
+class AdminOnly(Forbidden):
+    """Only operators (admin accounts) may control the SDI simulator."""
+
+
+def admin_caller(caller: Annotated[Account, Depends(get_caller)]) -> Account:
+    if not caller.is_admin:
+        raise AdminOnly()
+    return caller
+
+
+Admin = Annotated[Account, Depends(admin_caller)]
+
+
+@esito_router.post(
+    "/services/invoice/in/sendEsitoCommittente",
+    response_model=EsitoOut,
+    summary="Send the customer outcome (EC01 accept / EC02 refuse) on a received invoice",
+)
+def send_esito_committente(
+    request: Request, body: EsitoIn, caller: Caller, session: SessionDep, clock: ClockDep
+) -> EsitoOut:
+    missing = [name for name in ("filename", "sdiId", "esito") if not getattr(body, name)]
+    if missing:
+        raise esito_service.EsitoInputError(f"missing required field(s): {', '.join(missing)}")
+    assert body.filename and body.sdiId and body.esito
+    row = esito_service.send_esito(
+        session,
+        caller,
+        esito_service.EsitoRequest(
+            filename=body.filename,
+            sdi_id=body.sdiId,
+            esito=body.esito.upper(),
+            numero=body.numero,
+            anno=body.anno,
+            posizione=body.posizione,
+            descrizione=body.descrizione,
+            message_id=body.messageId,
+        ),
+        clock,
+    )
+    return EsitoOut(
+        errorCode="0000",
+        errorDescription=f"Operation done [request {request_id(request)}]",
+        esitoFileName=row.esito_filename,
+    )
+
+
+@esito_router.get(
+    "/services/invoice/in/sendEsitoCommittente/{filename}",
+    response_model=EsitoStatus,
+    summary="The customer outcome sent on a received invoice, with its status",
+)
+def get_esito_committente(filename: str, caller: Caller, session: SessionDep) -> EsitoStatus:
+    row = esito_service.get_esito(session, caller, filename)
+    return EsitoStatus(
+        filename=row.filename,
+        sdiId=row.sdi_id,
+        esito=row.esito,
+        numero=row.numero,
+        anno=row.anno,
+        posizione=row.posizione,
+        descrizione=row.descrizione,
+        messageId=row.message_id,
+        esitoFileName=row.esito_filename,
+        status=row.status,
+    )
+
+
+def _rule_out(rule: scenarios.Rule) -> ScenarioOut:
+    return ScenarioOut(
+        kind=rule.kind,
+        value=rule.value,
+        outcome=rule.outcome,
+        esitoOutcome=rule.esito_outcome,
+        delay=sim_clock.format_duration(rule.delay),
+    )
+
+
+@admin_router.post("/scenarios", response_model=ScenarioOut, summary="Set a scenario rule")
+def set_scenario(body: ScenarioIn, admin: Admin, session: SessionDep, clock: ClockDep) -> ScenarioOut:
+    rule = control.set_scenario(
+        session,
+        clock,
+        recipient_code=body.recipientCode,
+        filename=body.filename,
+        default=body.default,
+        outcome=body.outcome,
+        esito_outcome=body.esitoOutcome,
+        delay=body.delay,
+    )
+    return _rule_out(rule)
+
+
+@admin_router.get("/scenarios", response_model=ScenarioList, summary="Scenario rules and simulated time")
+def list_scenarios(admin: Admin, session: SessionDep, clock: ClockDep) -> ScenarioList:
+    state = control.clock_state(session, clock)
+    return ScenarioList(
+        simulatedNow=state.simulated_now.isoformat(),
+        offset=sim_clock.format_duration(state.offset),
+        rules=[_rule_out(r) for r in scenarios.list_rules(session)],
+    )
+
+
+@admin_router.delete("/scenarios", summary="Delete one rule (by recipientCode or filename) or all")
+def clear_scenarios(
+    admin: Admin,
+    session: SessionDep,
+    recipientCode: str | None = None,  # noqa: N803 - contract-style query names
+    filename: str | None = None,
+    default: bool = False,
+) -> dict[str, int]:
+    return {
+        "deleted": control.clear_scenarios(
+            session, recipient_code=recipientCode, filename=filename, default=default
+        )
+    }
+
+
+@admin_router.post("/advance", response_model=AdvanceOut, summary="Move the simulated clock forward")
+def advance(body: AdvanceIn, admin: Admin, session: SessionDep, clock: ClockDep) -> AdvanceOut:
+    state, due = control.advance(session, body.duration, clock)
+    return AdvanceOut(
+        simulatedNow=state.simulated_now.isoformat(), offset=sim_clock.format_duration(state.offset), due=due
+    )
+
+
+@admin_router.post("/inject", response_model=InjectOut, summary="Deliver an invoice from an outside sender")
+def inject_invoice(body: InjectIn, admin: Admin, session: SessionDep, clock: ClockDep) -> InjectOut:
+    try:
+        content = fatturapa.decode_base64(body.file)
+    except fatturapa.FatturaPAError as exc:
+        raise BadRequest(f"file: {exc.finding.message}") from None
+    result = inject(session, content, clock, body.filename)
+    delivery = result.delivery
+    out = InjectOut(
+        sdiId=result.sdi_id,
+        filename=result.filename,
+        status="DISCARDED",
+        errors=[SdiError(code=e["code"], description=e["description"]) for e in result.errors],
+    )
+    if delivery is not None and delivery.invoice is not None:
+        owner = accounts.get(session, delivery.invoice.account_id)
+        out.status, out.invoiceId = "DELIVERED", delivery.invoice.id
+        out.username = owner.username if owner else None
+    elif delivery is not None and delivery.unroutable is not None:
+        out.status, out.unroutableId = "UNROUTABLE", delivery.unroutable.id
+    return out
+
+
+def _unroutable_out(row: UnroutableInvoice) -> UnroutableOut:
+    return UnroutableOut(
+        id=row.id,
+        sdiId=row.sdi_id,
+        filename=row.filename,
+        reason=row.reason,
+        receivedAt=row.received_at.isoformat(),
+        invoiceId=row.invoice_id,
+    )
+
+
+@admin_router.get("/unroutable", response_model=list[UnroutableOut], summary="Received invoices kept aside")
+def list_unroutable(admin: Admin, session: SessionDep) -> list[UnroutableOut]:
+    return [_unroutable_out(r) for r in received.list_unroutable(session)]
+
+
+@admin_router.post("/redeliver", response_model=list[UnroutableOut], summary="Deliver kept-aside invoices")
+def redeliver(admin: Admin, session: SessionDep, clock: ClockDep) -> list[UnroutableOut]:
+    return [_unroutable_out(row) for row, _ in received.redeliver(session, clock)]

@@ -1,0 +1,140 @@
+"""What the SDI delivers to varco: notifications on sent invoices, and invoices for our clients.
+
+Any channel (the simulator, a SDICoop endpoint) calls these inside its transaction. Notifications
+are stored once (the file name is the key) and move the invoice through the one transition
+function; received invoices go to the account whose VAT number or tax code is the client's
+(`received`).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from varco.core.clock import Clock
+from varco.core.errors import BadRequest
+from varco.invoices import lifecycle
+from varco.invoices.models import Invoice, Notification
+from varco.invoices.states import InvoiceEvent, InvoiceState
+from varco.sdi import messages, received
+from varco.sdi.models import EsitoCommittente, UnroutableInvoice
+
+log = logging.getLogger("varco.sdi.inbound")
+
+_EVENTS = {
+    "RC": InvoiceEvent.RC,
+    "NS": InvoiceEvent.NS,
+    "MC": InvoiceEvent.MC,
+    "AT": InvoiceEvent.AT,
+    "DT": InvoiceEvent.DT,
+    "NE-EC01": InvoiceEvent.NE_EC01,
+    "NE-EC02": InvoiceEvent.NE_EC02,
+}
+
+
+class NotificationRefused(BadRequest):
+    """The SDI message cannot be accepted (NOTRSM201: formal error in the notification)."""
+
+
+def receive_notification(session: Session, filename: str, xml: bytes, clock: Clock) -> Notification | None:
+    """Store an SDI message about an invoice and apply its state change; None for a duplicate."""
+    try:
+        message = messages.parse(xml)
+    except messages.MessageError as exc:
+        raise NotificationRefused(f"notification {filename}: {exc}") from None
+    if message.type in ("MT", "EC"):
+        raise NotificationRefused(f"notification {filename}: {message.type} is not sent to a transmitter")
+    direction = "in" if message.type == "SE" else "out"
+    invoice = lifecycle.find_invoice(session, sdi_id=message.sdi_id, direction=direction)
+    if invoice is None and message.type == "DT":  # a DT also goes to the recipient
+        invoice = lifecycle.find_invoice(session, sdi_id=message.sdi_id, direction="in")
+    if invoice is None:
+        raise NotificationRefused(
+            f"notification {filename}: no invoice with IdentificativoSdI {message.sdi_id}"
+        )
+    if direction == "out" and message.filename and message.filename != invoice.filename:
+        raise NotificationRefused(
+            f"notification {filename}: NomeFile {message.filename} is not {invoice.filename} "
+            f"(IdentificativoSdI {message.sdi_id})"
+        )
+    batch = message.ref is not None and len(invoice.bodies) > 1
+    notification = lifecycle.add_notification(
+        session,
+        invoice,
+        message.type,
+        filename,
+        xml,
+        clock,
+        result=message.esito if message.type in ("NE", "SE") else None,
+        number=message.ref.numero if message.ref and batch else None,
+        notification_date=message.delivered_at,
+    )
+    if notification is None:
+        log.info("duplicate notification %s ignored", filename)
+        return None
+    if invoice.direction == "in":
+        if message.type == "SE":
+            _esito_rejected(session, invoice, filename, clock)
+        return notification
+    _apply(session, invoice, message, filename, batch, clock)
+    return notification
+
+
+def _apply(
+    session: Session, invoice: Invoice, message: messages.Message, filename: str, batch: bool, clock: Clock
+) -> None:
+    kind = f"NE-{message.esito}" if message.type == "NE" else message.type
+    if kind.startswith("NE-") and batch:
+        # One NE per invoice of a batch: the first decides the file's state, the others are
+        # stored with their `number` (the per-invoice outcome) without a second transition.
+        if invoice.state in (InvoiceState.ACCETTATA, InvoiceState.RIFIUTATA):
+            return
+    moved = lifecycle.safe_apply(
+        session,
+        invoice.id,
+        _EVENTS[kind],
+        key=filename,
+        clock=clock,
+        sdi_errors=message.errors if message.type == "NS" else None,
+    )
+    if moved is not None and message.type == "RC" and message.delivered_at is not None:
+        moved.delivered_at = message.delivered_at
+        if moved.format == "FPA12":  # the PA's 15 days to answer, after which the SDI sends DT
+            moved.outcome_deadline_at = message.delivered_at + received.OUTCOME_WINDOW
+
+
+def _esito_rejected(session: Session, invoice: Invoice, filename: str, clock: Clock) -> None:
+    esito = session.scalar(select(EsitoCommittente).where(EsitoCommittente.invoice_id == invoice.id))
+    if esito is not None and esito.status != "REJECTED":
+        esito.status, esito.scarto_filename, esito.updated_at = "REJECTED", filename, clock.now()
+
+
+# -- received invoices -----------------------------------------------------------------------
+
+
+def receive_invoice(
+    session: Session, filename: str, content: bytes, metadata_xml: bytes, clock: Clock
+) -> received.Delivery:
+    """An invoice addressed to varco: deliver it to the client's account, or keep it aside."""
+    try:
+        metadata = messages.parse(metadata_xml)
+    except messages.MessageError as exc:
+        raise NotificationRefused(f"metadata of {filename}: {exc}") from None
+    if metadata.type != "MT":
+        raise NotificationRefused(f"metadata of {filename}: expected MetadatiInvioFile, got {metadata.type}")
+    existing = lifecycle.find_invoice(session, sdi_id=metadata.sdi_id, direction="in")
+    if existing is not None:  # delivered before (a retry of the same transmission)
+        return received.Delivery(invoice=existing)
+    shelved = session.scalar(select(UnroutableInvoice).where(UnroutableInvoice.sdi_id == metadata.sdi_id))
+    if shelved is not None:
+        return received.Delivery(unroutable=shelved)
+    report = received.read(content)
+    client = report.summary.customer if report.summary else None
+    account = received.recipient_for(session, client) if client else None
+    if account is None:
+        shelved = received.shelve(session, filename, content, metadata_xml, metadata, client, clock)
+        return received.Delivery(unroutable=shelved)
+    invoice = received.deliver(session, account, filename, metadata, content, metadata_xml, report, clock)
+    return received.Delivery(invoice=invoice)

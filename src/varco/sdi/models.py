@@ -1,0 +1,122 @@
+"""Tables of the SDI side: varco's inbound bookkeeping and the simulator's own state.
+
+`sdi_unroutable` and `esiti_committente` belong to varco (what arrived, what a client answered).
+The `sdi_sim_*` tables are the simulated Exchange System: they would not exist with a real channel.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from varco.core.db import Base, UTCDateTime
+
+
+class UnroutableInvoice(Base):
+    """A received invoice whose client (1.4) matches no account: kept aside, never lost."""
+
+    __tablename__ = "sdi_unroutable"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sdi_id: Mapped[str] = mapped_column(String(32), index=True)
+    filename: Mapped[str] = mapped_column(String(64))
+    blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))  # the invoice file (no account's space)
+    metadata_blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))  # the MT file
+    client_country: Mapped[str | None] = mapped_column(String(2))
+    client_vat: Mapped[str | None] = mapped_column(String(28))
+    client_fiscal_code: Mapped[str | None] = mapped_column(String(28))
+    reason: Mapped[str] = mapped_column(String(255))
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    invoice_id: Mapped[int | None] = mapped_column(ForeignKey("invoices.id"))  # set once redelivered
+    redelivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class EsitoCommittente(Base):
+    """The customer's outcome (EC01/EC02) on a received invoice: one per invoice (decisions.md)."""
+
+    __tablename__ = "esiti_committente"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    invoice_id: Mapped[int] = mapped_column(ForeignKey("invoices.id"), unique=True)
+    sent_by_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    filename: Mapped[str] = mapped_column(String(64))  # the received invoice's file name
+    sdi_id: Mapped[str] = mapped_column(String(32))
+    esito: Mapped[str] = mapped_column(String(4))  # EC01 | EC02
+    numero: Mapped[str | None] = mapped_column(String(20))
+    anno: Mapped[int | None] = mapped_column(Integer)
+    posizione: Mapped[int | None] = mapped_column(Integer)
+    descrizione: Mapped[str | None] = mapped_column(String(255))
+    message_id: Mapped[str | None] = mapped_column(String(14))
+    esito_filename: Mapped[str] = mapped_column(String(80), unique=True)
+    blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))  # the EC file as sent
+    status: Mapped[str] = mapped_column(String(8))  # SENT | ACCEPTED | REJECTED
+    scarto_filename: Mapped[str | None] = mapped_column(String(80))  # the SE, when REJECTED
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class SimFile(Base):
+    """A file the simulated SDI took in. `id` is the IdentificativoSdI (see simulator.files)."""
+
+    __tablename__ = "sdi_sim_files"
+    __table_args__ = (Index("ix_sdi_sim_files_due_at", "due_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    origin: Mapped[str] = mapped_column(String(8))  # "varco" (sent by us) | "external" (injected)
+    invoice_id: Mapped[int | None] = mapped_column(ForeignKey("invoices.id"), unique=True)  # sender's
+    filename: Mapped[str] = mapped_column(String(64), index=True)
+    format: Mapped[str | None] = mapped_column(String(5))
+    codice_destinatario: Mapped[str | None] = mapped_column(String(7))
+    blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))  # the file as received
+    sha256: Mapped[str] = mapped_column(String(64))
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime)  # simulated time (DataOraRicezione)
+    # The next thing the SDI does with the file and when (simulated time); NULL when finished.
+    next_step: Mapped[str | None] = mapped_column(String(16))
+    due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    outcome: Mapped[str | None] = mapped_column(String(8))  # scenario outcome chosen at the check
+    delay_seconds: Mapped[int] = mapped_column(Integer, default=0)
+    errors: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list)  # NS ListaErrori
+    facts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # recipient, client, bodies
+    counters: Mapped[dict[str, int]] = mapped_column(JSON, default=dict)  # NNN per message type
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # RC time (simulated)
+    delivered_invoice_id: Mapped[int | None] = mapped_column(ForeignKey("invoices.id"))  # varco copy
+    esito: Mapped[str | None] = mapped_column(String(4))  # the recipient's accepted EC01/EC02
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SimScenario(Base):
+    """A rule choosing the SDI's outcome: by file name, by recipient code, or the default."""
+
+    __tablename__ = "sdi_sim_scenarios"
+    __table_args__ = (UniqueConstraint("kind", "value"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))  # filename | recipient_code | default
+    value: Mapped[str] = mapped_column(String(64))  # "" for the default rule
+    outcome: Mapped[str | None] = mapped_column(String(8))  # RC MC NS AT NE-EC01 NE-EC02 DT
+    esito_outcome: Mapped[str | None] = mapped_column(String(8))  # ACCEPT | SE
+    delay_seconds: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class SimClock(Base):
+    """The simulated clock: simulated now = clock.now() + offset (moved by `varco sdi advance`)."""
+
+    __tablename__ = "sdi_sim_clock"
+
+    id: Mapped[int] = mapped_column(primary_key=True)  # always 1
+    offset_seconds: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class SimKey(Base):
+    """The simulator's signing key and self-signed certificate, generated once per database."""
+
+    __tablename__ = "sdi_sim_keys"
+
+    id: Mapped[int] = mapped_column(primary_key=True)  # always 1
+    key_pem: Mapped[str] = mapped_column(Text)
+    cert_pem: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

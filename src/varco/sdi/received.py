@@ -1,0 +1,260 @@
+"""Invoices delivered to varco: routed to the client's account, or kept aside until one exists."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import case, func, or_, select
+from sqlalchemy.orm import Session
+
+from varco import fatturapa
+from varco.accounts.models import Account
+from varco.core import blobs, jobs
+from varco.core.clock import Clock, current_clock
+from varco.core.db import unit_of_work
+from varco.core.errors import BadRequest
+from varco.events import service as events
+from varco.invoices import lifecycle
+from varco.invoices.models import Invoice, InvoiceBody
+from varco.invoices.states import InvoiceState
+from varco.sdi import messages
+from varco.sdi.models import UnroutableInvoice
+
+log = logging.getLogger("varco.sdi.received")
+
+OUTCOME_WINDOW = timedelta(days=15)  # decisions.md: esito within 15 days; DT after 15 days
+
+
+class NoFreeName(BadRequest):
+    """No free name for a received file."""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """Where a received invoice went: an account's invoice, or the unroutable shelf."""
+
+    invoice: Invoice | None = None
+    unroutable: UnroutableInvoice | None = None
+
+
+def recipient_for(session: Session, client: fatturapa.Party) -> Account | None:
+    """The account of the client (1.4): by VAT number (1.4.1.1), else by tax code (1.4.1.2).
+
+    A company's tax code is usually its VAT number, so a tax code also matches an account's VAT.
+    Several accounts may share a number: enabled accounts first, then the oldest.
+    """
+    # accounts.service offers no lookup by tax identifier; this is a read-only query (one, on
+    # the delivery path of every invoice).
+    vat = (Account.country_code == (client.country or "IT")) & (Account.vat_code == client.vat_code)
+    code = (client.fiscal_code or "").upper()
+    by_code = Account.fiscal_code == code
+    code_as_vat = (Account.country_code == "IT") & (Account.vat_code == code)
+    matches = [m for m, given in ((vat, client.vat_code), (by_code, code), (code_as_vat, code)) if given]
+    if not matches:
+        return None
+    rank = case((matches[0], 0), *((m, i) for i, m in enumerate(matches[1:], start=1)), else_=9)
+    query = select(Account).where(or_(*matches)).order_by(rank, Account.is_disabled, Account.id)
+    return session.scalar(query.limit(1))
+
+
+def read(content: bytes) -> fatturapa.Report:
+    # The SDI already validated the file; the synchronous stage unwraps it and reads the summary.
+    return fatturapa.check_sync(
+        content, fatturapa.CheckOptions(skip_extra_schema=True, max_bytes=len(content) + 1)
+    )
+
+
+def deliver(
+    session: Session,
+    account: Account,
+    filename: str,
+    metadata: messages.Message,
+    content: bytes,
+    metadata_xml: bytes,
+    report: fatturapa.Report,
+    clock: Clock,
+) -> Invoice:
+    summary = report.summary
+    assert summary is not None
+    now = clock.now()
+    name = _received_name(session, filename)
+    blob = blobs.store(session, name, content, account.id, now)
+    invoice = Invoice(
+        direction="in",
+        filename=name,
+        sdi_id=metadata.sdi_id,
+        account_id=account.id,
+        format=report.format or metadata.format or summary.format,
+        state=InvoiceState.RICEVUTA.value,
+        blob_id=blob.id,
+        content_sha256=hashlib.sha256(content).hexdigest(),
+        is_signed=report.signature is not None,
+        signature=json.loads(json.dumps(report.signature.as_dict(), default=str))
+        if report.signature
+        else None,
+        skip_extra_schema=False,
+        codice_destinatario=summary.codice_destinatario,
+        pec_destinatario=summary.pec_destinatario,
+        sdi_errors=[],
+        created_at=now,
+        updated_at=now,
+        sdi_received_at=now,
+        delivered_at=now,
+        outcome_deadline_at=now + OUTCOME_WINDOW,  # the client's 15 days for an esito
+        **_party("sender", summary.supplier),
+        **_party("receiver", summary.customer),
+        bodies=[
+            InvoiceBody(
+                position=i,
+                document_type=b.document_type,
+                number=b.number,
+                invoice_date=b.date,
+                currency=b.currency,
+                total_document=b.total_document,
+                total_vat=b.total_vat,
+                net_payable=b.net_payable,
+            )
+            for i, b in enumerate(summary.bodies, start=1)
+        ],
+    )
+    lifecycle.add_invoice(session, invoice, now)
+    mt_name = messages.message_name(filename, "MT", 1)
+    lifecycle.add_notification(session, invoice, "MT", mt_name, metadata_xml, clock)
+    payload = {**lifecycle.status_payload(invoice), "docType": "in", "sender": _party_payload(invoice)}
+    events.record(session, account.id, "createInvoice", payload, now, subject=invoice.filename)
+    log.info(
+        "received %s (IdentificativoSdI %s) delivered to %s", filename, metadata.sdi_id, account.username
+    )
+    return invoice
+
+
+def _received_name(session: Session, filename: str) -> str:
+    """The SDI file name, unless varco already holds a file of that name.
+
+    Happens when varco is both transmitter and recipient (a file sent by one client to another):
+    `invoices.filename` is unique across directions, so the received copy gets a suffix.
+    """
+    if lifecycle.find_invoice(session, filename=filename) is None:
+        return filename
+    base, extension = messages.stem(filename), filename[len(messages.stem(filename)) :]
+    for n in range(1, 100):
+        candidate = f"{base}_IN{n if n > 1 else ''}{extension}"
+        if lifecycle.find_invoice(session, filename=candidate) is None:
+            log.warning("received %s stored as %s: a file of that name exists", filename, candidate)
+            return candidate
+    raise NoFreeName(f"no free name for received file {filename}")
+
+
+def _party(prefix: str, party: fatturapa.Party | None) -> dict[str, str | None]:
+    return {
+        f"{prefix}_description": party.description if party else None,
+        f"{prefix}_country": party.country if party else None,
+        f"{prefix}_vat": party.vat_code if party else None,
+        f"{prefix}_fiscal_code": party.fiscal_code if party else None,
+    }
+
+
+def _party_payload(invoice: Invoice) -> dict[str, Any]:
+    return {
+        "description": invoice.sender_description,
+        "countryCode": invoice.sender_country,
+        "vatCode": invoice.sender_vat,
+        "fiscalCode": invoice.sender_fiscal_code,
+    }
+
+
+def shelve(
+    session: Session,
+    filename: str,
+    content: bytes,
+    metadata_xml: bytes,
+    metadata: messages.Message,
+    client: fatturapa.Party | None,
+    clock: Clock,
+) -> UnroutableInvoice:
+    now = clock.now()
+    ids = (
+        f"VAT {client.country or ''}{client.vat_code or '-'}, tax code {client.fiscal_code or '-'}"
+        if client
+        else ""
+    )
+    reason = f"no account for the client ({ids})" if client else "the client (1.4) cannot be read"
+    row = UnroutableInvoice(
+        sdi_id=metadata.sdi_id,
+        filename=filename,
+        blob_id=blobs.store(session, filename, content, None, now).id,
+        metadata_blob_id=blobs.store(
+            session, messages.message_name(filename, "MT", 1), metadata_xml, None, now
+        ).id,
+        client_country=client.country if client else None,
+        client_vat=client.vat_code if client else None,
+        client_fiscal_code=client.fiscal_code if client else None,
+        reason=reason[:255],
+        received_at=now,
+    )
+    session.add(row)
+    session.flush()
+    log.warning("received %s (IdentificativoSdI %s) kept aside: %s", filename, metadata.sdi_id, reason)
+    return row
+
+
+def list_unroutable(
+    session: Session, *, pending_only: bool = True, limit: int | None = None
+) -> list[UnroutableInvoice]:
+    query = select(UnroutableInvoice).order_by(UnroutableInvoice.id)
+    if pending_only:
+        query = query.where(UnroutableInvoice.invoice_id.is_(None))
+    return list(session.scalars(query.limit(limit)))
+
+
+def redeliver(session: Session, clock: Clock, *, limit: int = 500) -> list[tuple[UnroutableInvoice, Invoice]]:
+    """Deliver kept-aside invoices whose client now has an account."""
+    shelf = UnroutableInvoice
+    code = func.upper(shelf.client_fiscal_code)
+    has_account = (
+        select(Account.id)
+        .where(
+            or_(
+                (Account.country_code == func.coalesce(shelf.client_country, "IT"))
+                & (Account.vat_code == shelf.client_vat),
+                Account.fiscal_code == code,
+                (Account.country_code == "IT") & (Account.vat_code == code),
+            )
+        )
+        .exists()
+    )
+    # Only rows that now match: rows that never will do not cost a look every minute.
+    query = select(shelf).where(shelf.invoice_id.is_(None), has_account).order_by(shelf.id).limit(limit)
+    delivered = []
+    for row in session.scalars(query).all():
+        stored = fatturapa.Party(None, row.client_country, row.client_vat, row.client_fiscal_code)
+        account = recipient_for(session, stored)
+        if account is None:
+            continue
+        content = _blob(session, row.blob_id)
+        metadata_xml = _blob(session, row.metadata_blob_id)
+        metadata = messages.parse(metadata_xml)
+        invoice = deliver(
+            session, account, row.filename, metadata, content, metadata_xml, read(content), clock
+        )
+        row.invoice_id, row.redelivered_at = invoice.id, clock.now()
+        delivered.append((row, invoice))
+    return delivered
+
+
+@jobs.reconciler
+def redeliver_unroutable(clock: Clock | None = None) -> int:
+    """Every minute: invoices kept aside reach their client once its account exists."""
+    with unit_of_work() as session:
+        return len(redeliver(session, clock or current_clock(), limit=100))
+
+
+def _blob(session: Session, blob_id: int) -> bytes:
+    blob = session.get(blobs.Blob, blob_id)
+    assert blob is not None
+    return blob.content

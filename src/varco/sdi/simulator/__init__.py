@@ -1,0 +1,1 @@
+"""The simulated Exchange System (SDI): varco's default channel. See docs/sdi.md."""

@@ -1,0 +1,39 @@
+"""The simulator as an `SdiChannel`: files and outcomes go to the simulated SDI in this database."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from varco.core.clock import Clock
+from varco.invoices.models import Invoice
+from varco.sdi.channel import CommunicationReceipt, OutcomeReceipt
+from varco.sdi.models import EsitoCommittente, SimFile
+from varco.sdi.simulator import engine, files, outcomes
+
+
+class SimulatorChannel:
+    def send_invoice(self, session: Session, invoice: Invoice, content: bytes, clock: Clock) -> str:
+        """SdIRiceviFile: the IdentificativoSdI at once; checks and outcomes follow from a job."""
+        if invoice.sdi_id:
+            return invoice.sdi_id
+        file = session.scalar(select(SimFile).where(SimFile.invoice_id == invoice.id))
+        if file is None:
+            file = engine.submit(session, invoice, content, clock)
+        invoice.sdi_id = files.sdi_id(file)
+        invoice.sdi_received_at = invoice.sdi_received_at or file.received_at
+        return invoice.sdi_id
+
+    def send_outcome(
+        self, session: Session, esito: EsitoCommittente, content: bytes, clock: Clock
+    ) -> OutcomeReceipt:
+        """SdIRiceviNotifica.NotificaEsito: accepted, or refused with a ScartoEsitoCommittente."""
+        return outcomes.receive_outcome(session, esito.esito_filename, content, clock)
+
+    def send_communication(
+        self, session: Session, filename: str, kind: str, content: bytes, clock: Clock
+    ) -> CommunicationReceipt:
+        """SdITrasmissioneFile: an IDFile at once; the esito follows from a job (sdi/simulator/comfin.py)."""
+        from varco.sdi.simulator import comfin
+
+        return comfin.submit(session, filename, kind, content, clock)

@@ -1,0 +1,285 @@
+"""The simulated SDI's processing of a file, one step at a time, in simulated time.
+
+check → deliver (NS, MC, AT, or RC and, for a private recipient that is a varco client, the
+received copy) → for a PA: esito (NE EC01/EC02) or deadline (DT after 15 days). Each step is due at
+`due_at` (simulated time); a job runs every due step of a file under a row lock, and everything
+it changes commits with the job row, so a re-run after a crash or a duplicate wake-up repeats
+nothing. Deadlines are picked up by `tick` (a reconciler, and `varco sdi advance`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from hashlib import sha256
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from varco.core import blobs, jobs
+from varco.core.clock import Clock, current_clock
+from varco.core.db import unit_of_work
+from varco.invoices.models import Invoice
+from varco.sdi import inbound, messages, received
+from varco.sdi.models import SimFile
+from varco.sdi.simulator import clock as sim_clock
+from varco.sdi.simulator import files, scenarios
+from varco.settings import get_settings
+
+log = logging.getLogger("varco.sdi.simulator")
+
+PROCESS_JOB = "sdi.sim.process"
+TICK_JOB = "sdi.sim.tick"
+PA_WINDOW = timedelta(days=15)  # NE within 15 days of RC, else DT
+# The scenario outcome as it applies to each kind of recipient (docs/sdi.md).
+_PRIVATE = {"NE-EC01": "RC", "NE-EC02": "RC", "DT": "RC", "AT": "MC"}
+_PA = {"RC": "NE-EC01"}
+
+
+def submit(session: Session, invoice: Invoice, content: bytes, clock: Clock) -> SimFile:
+    """Take in a file sent by varco and schedule its check."""
+    same_bytes = sha256(content).hexdigest() == invoice.content_sha256
+    blob_id = invoice.blob_id if same_bytes else _store(session, invoice.filename, content, clock)
+    file = files.new_file(
+        session,
+        origin="varco",
+        filename=invoice.filename,
+        content=content,
+        clock=clock,
+        invoice_id=invoice.id,
+        blob_id=blob_id,
+        codice_destinatario=invoice.codice_destinatario,
+        format_=invoice.format,
+    )
+    file.next_step, file.due_at = "check", file.received_at
+    schedule(session, file, clock)
+    return file
+
+
+def _store(session: Session, name: str, content: bytes, clock: Clock) -> int:
+    return blobs.store(session, name, content, None, clock.now()).id
+
+
+def schedule(session: Session, file: SimFile, clock: Clock) -> None:
+    """A job for the file's next step (sent after commit); the key makes it once per step."""
+    assert file.next_step is not None and file.due_at is not None
+    key = f"sdi.sim:{file.id}:{file.next_step}:{file.due_at.isoformat()}"
+    jobs.enqueue(session, PROCESS_JOB, key=key, clock=clock, file_id=file.id)
+
+
+@jobs.job(PROCESS_JOB)
+def _process_job(session: Session, args: dict[str, Any], clock: Clock) -> None:
+    """Run the due steps of one simulated file."""
+    process(session, int(args["file_id"]), clock)
+
+
+def process(session: Session, file_id: int, clock: Clock) -> int:
+    """Run every step of the file that is due in simulated time; returns how many ran."""
+    file = session.get(SimFile, file_id, with_for_update=True, populate_existing=True)
+    if file is None:
+        return 0
+    now = sim_clock.sim_now(session, clock)
+    ran = 0
+    # The file's own changes need no flush before each query of a step: one flush fewer per query.
+    with session.no_autoflush:
+        while file.next_step is not None and file.due_at is not None and file.due_at <= now:
+            before = (file.next_step, file.due_at)
+            _STEPS[file.next_step](session, file, file.due_at, clock)
+            if (file.next_step, file.due_at) == before:
+                raise RuntimeError(f"simulated file {file.id}: step {before[0]} made no progress")
+            ran += 1
+    return ran
+
+
+def _then(file: SimFile, step: str, at: datetime) -> None:
+    file.next_step, file.due_at = step, at
+
+
+def _finish(file: SimFile, at: datetime) -> None:
+    file.next_step, file.due_at, file.finished_at = None, None, at
+
+
+def _check(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
+    report = files.run_checks(files.content_of(session, file), at)
+    file.format = report.format or file.format
+    file.facts = files.facts(report)
+    scenario = scenarios.resolve(session, file.filename, file.codice_destinatario)
+    errors = files.sdi_errors(report)
+    if not errors and scenario.outcome == "NS":
+        errors = [
+            {
+                "code": "00311",
+                "description": "1.1.4 <CodiceDestinatario> non valido (scenario del simulatore)",
+            }
+        ]
+    file.errors = errors
+    pa = file.format == "FPA12"
+    outcome = "NS" if errors else scenario.outcome
+    file.outcome = outcome if outcome == "NS" else (_PA if pa else _PRIVATE).get(outcome, outcome)
+    file.delay_seconds = int(scenario.delay.total_seconds())
+    _then(file, "deliver", at + scenario.delay)
+
+
+def _deliver(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
+    sid = files.sdi_id(file)
+    match file.outcome:
+        case "NS":
+            files.notify_sender(
+                session,
+                file,
+                "NS",
+                lambda mid: messages.notifica_scarto(sid, file.filename, file.received_at, file.errors, mid),
+                clock,
+            )
+        case "MC":
+            text = "Non è stato possibile recapitare la fattura al destinatario (scenario del simulatore)"
+            files.notify_sender(
+                session,
+                file,
+                "MC",
+                lambda mid: messages.mancata_consegna(sid, file.filename, file.received_at, text, mid),
+                clock,
+            )
+        case "AT":
+            to = files.recipient(file)
+            files.notify_sender(
+                session,
+                file,
+                "AT",
+                lambda mid: messages.attestazione(sid, file.filename, file.received_at, to, mid, file.sha256),
+                clock,
+            )
+        case _:
+            _deliver_rc(session, file, at, clock)
+            return
+    _finish(file, at)
+
+
+def _deliver_rc(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
+    sid = files.sdi_id(file)
+    ours = get_settings().recipient_code
+    internal = file.format != "FPA12" and _addressed_to_varco(session, file, ours)
+    if internal:
+        delivery = _deliver_to_varco(session, file, ours, clock)
+        file.delivered_invoice_id = delivery.invoice.id if delivery.invoice else None
+    to = files.recipient(file, ours if internal else None)
+    files.notify_sender(
+        session,
+        file,
+        "RC",
+        lambda mid: messages.ricevuta_consegna(
+            sid, file.filename, file.received_at, at, to, mid, dual_role=internal
+        ),
+        clock,
+    )
+    file.delivered_at = at
+    if file.format != "FPA12":
+        _finish(file, at)
+    elif file.outcome == "DT" or timedelta(seconds=file.delay_seconds) >= PA_WINDOW:
+        _then(file, "deadline", at + PA_WINDOW)
+    else:
+        _then(file, "esito", at + timedelta(seconds=file.delay_seconds))
+
+
+def _addressed_to_varco(session: Session, file: SimFile, ours: str) -> bool:
+    """Our recipient code, or a client that is a varco account (its registered channel)."""
+    if file.codice_destinatario == ours:
+        return True
+    client = files.client_party(file)
+    return client is not None and received.recipient_for(session, client) is not None
+
+
+def _deliver_to_varco(session: Session, file: SimFile, ours: str, clock: Clock) -> received.Delivery:
+    n = files.next_progressive(file, "MT")
+    metadata = messages.metadati(
+        files.sdi_id(file), file.filename, ours, file.format or "FPR12", files.message_id(file, "MT", n)
+    )
+    file.facts = {**file.facts, "to_varco": True}
+    content = files.content_of(session, file)
+    return inbound.receive_invoice(session, file.filename, content, messages.serialize(metadata), clock)
+
+
+def _esito(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
+    """The PA answers: one NE per invoice of a batch, one NE for a single invoice."""
+    sid = files.sdi_id(file)
+    esito = "EC01" if file.outcome == "NE-EC01" else "EC02"
+    text = None if esito == "EC01" else "Fattura rifiutata dal committente (scenario del simulatore)"
+    bodies = file.facts.get("bodies", [])
+    refs: list[messages.InvoiceRef | None] = [None]
+    if len(bodies) > 1:
+        refs = [messages.InvoiceRef(b["numero"], b["anno"], i) for i, b in enumerate(bodies, start=1)]
+    for ref in refs:
+        files.notify_sender(
+            session,
+            file,
+            "NE",
+            lambda mid, ref=ref: messages.notifica_esito(sid, file.filename, esito, ref, text, None, mid),
+            clock,
+        )
+    file.esito = esito
+    _finish(file, at)
+
+
+def _deadline(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
+    sid = files.sdi_id(file)
+    text = "Decorsi 15 giorni dalla consegna senza esito del committente"
+    files.notify_sender(
+        session, file, "DT", lambda mid: messages.decorrenza_termini(sid, file.filename, text, mid), clock
+    )
+    _finish(file, at)
+
+
+_STEPS: dict[str, Callable[[Session, SimFile, datetime, Clock], None]] = {
+    "check": _check,
+    "deliver": _deliver,
+    "esito": _esito,
+    "deadline": _deadline,
+}
+
+
+# -- deadlines -------------------------------------------------------------------------------
+
+
+def due_files(session: Session, clock: Clock, limit: int = 1000) -> list[int]:
+    now = sim_clock.sim_now(session, clock)
+    query = select(SimFile.id).where(SimFile.next_step.is_not(None), SimFile.due_at <= now)
+    return list(session.scalars(query.order_by(SimFile.due_at).limit(limit)))
+
+
+@jobs.job(TICK_JOB)
+def _tick_job(session: Session, args: dict[str, Any], clock: Clock) -> None:
+    """Enqueue a job for every simulated file with a due step."""
+    for file_id in due_files(session, clock):
+        file = session.get(SimFile, file_id)
+        if file is not None:
+            schedule(session, file, clock)
+
+
+@jobs.reconciler
+def tick(clock: Clock | None = None) -> int:
+    """Every minute: enqueue the steps that became due (delays, DT deadlines)."""
+    clock = clock or current_clock()
+    with unit_of_work() as session:
+        ids = due_files(session, clock)
+        for file_id in ids:
+            file = session.get(SimFile, file_id)
+            if file is not None:
+                schedule(session, file, clock)
+    return len(ids)
+
+
+def run_due(clock: Clock) -> int:
+    """Run every due step now, in this process, one file per transaction (CLI `advance`)."""
+    ran = 0
+    while True:
+        with unit_of_work() as session:
+            ids = due_files(session, clock, limit=200)
+        progress = 0
+        for file_id in ids:
+            with unit_of_work() as session:
+                progress += process(session, file_id, clock)
+        ran += progress
+        if not progress:  # nothing due any more (another worker may have run them)
+            return ran

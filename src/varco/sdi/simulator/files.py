@@ -1,0 +1,160 @@
+"""The simulated SDI's files: identifiers, facts read at the check, and the messages it sends."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import datetime
+from typing import Any
+
+from lxml import etree
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from varco import fatturapa
+from varco.core import blobs
+from varco.core.clock import Clock
+from varco.sdi import inbound, messages
+from varco.sdi.models import SimFile
+from varco.sdi.simulator import clock as sim_clock
+from varco.sdi.simulator import signing
+
+SDI_ID_BASE = 100_000_000  # IdentificativoSdI = base + row id: numeric, unique, up to 12 digits
+_CODE = re.compile(r"[A-Z0-9]{6,7}")
+_TYPE_INDEX = {t: i for i, t in enumerate(messages.ROOTS)}
+# Library codes whose SDI equivalent has another number (docs/sdi.md).
+_SDI_CODES = {"0092": "00200", "FATRSM302": "00102", "0033": "00003", "0098": "00200", "FATRSM401": "00200"}
+_INTERMEDIARY_ONLY = {"0093", "0094", "0002"}  # the service's own rules, not the Exchange System's
+
+
+def sdi_id(file: SimFile) -> str:
+    return str(SDI_ID_BASE + file.id)
+
+
+def by_sdi_id(session: Session, value: str, *, lock: bool = False) -> SimFile | None:
+    if not value.isdigit() or int(value) <= SDI_ID_BASE:
+        return None
+    return session.get(SimFile, int(value) - SDI_ID_BASE, with_for_update=lock, populate_existing=lock)
+
+
+def by_filename(session: Session, filename: str, origin: str) -> SimFile | None:
+    query = select(SimFile).where(SimFile.filename == filename, SimFile.origin == origin)
+    return session.scalar(query.limit(1))
+
+
+def new_file(
+    session: Session,
+    *,
+    origin: str,
+    filename: str,
+    content: bytes,
+    clock: Clock,
+    invoice_id: int | None = None,
+    blob_id: int | None = None,
+    codice_destinatario: str | None = None,
+    format_: str | None = None,
+) -> SimFile:
+    now = sim_clock.sim_now(session, clock)
+    file = SimFile(
+        origin=origin,
+        invoice_id=invoice_id,
+        filename=filename,
+        format=format_,
+        codice_destinatario=codice_destinatario,
+        blob_id=blob_id,
+        sha256=hashlib.sha256(content).hexdigest(),
+        received_at=now,
+        delay_seconds=0,
+        errors=[],
+        facts={},
+        counters={},
+    )
+    session.add(file)
+    session.flush()
+    return file
+
+
+def content_of(session: Session, file: SimFile) -> bytes:
+    blob = session.get(blobs.Blob, file.blob_id)
+    assert blob is not None, f"simulated file {file.id} has no content"
+    return blob.content
+
+
+def run_checks(content: bytes, at: datetime) -> fatturapa.Report:
+    """The SDI's own checks: the extra-schema rules run even if the sender skipped them."""
+    options = fatturapa.CheckOptions(
+        received_date=at.astimezone(messages.ROME).date(), skip_extra_schema=False
+    )
+    return fatturapa.check(content, options)
+
+
+def sdi_errors(report: fatturapa.Report) -> list[dict[str, str]]:
+    """Findings as NS ListaErrori entries (Codice has exactly five characters)."""
+    errors = []
+    for finding in report.errors:
+        if finding.code in _INTERMEDIARY_ONLY:
+            continue
+        code = _SDI_CODES.get(finding.code, finding.code)
+        errors.append({"code": code if len(code) == 5 else "00200", "description": finding.message[:255]})
+    return errors
+
+
+def facts(report: fatturapa.Report) -> dict[str, Any]:
+    """What later steps need, read once from the file at the check."""
+    summary = report.summary
+    if summary is None:
+        return {}
+    client = summary.customer
+    return {
+        "recipient": client.description or "Destinatario",
+        "client": {"country": client.country, "vat": client.vat_code, "fiscal_code": client.fiscal_code},
+        "bodies": [{"numero": b.number, "anno": b.date.year} for b in summary.bodies],
+    }
+
+
+def client_party(file: SimFile) -> fatturapa.Party | None:
+    client = file.facts.get("client")
+    if not client:
+        return None
+    return fatturapa.Party(
+        description=file.facts.get("recipient"),
+        country=client["country"],
+        vat_code=client["vat"],
+        fiscal_code=client["fiscal_code"],
+    )
+
+
+def recipient(file: SimFile, recipient_code: str | None = None) -> tuple[str, str]:
+    """Destinatario (Codice, Descrizione) of RC and AT."""
+    code = recipient_code or file.codice_destinatario or ""
+    return (code if _CODE.fullmatch(code) else "0000000", file.facts.get("recipient") or "Destinatario")
+
+
+def message_id(file: SimFile, type_: str, progressive: int) -> str:
+    return f"{file.id}{_TYPE_INDEX[type_]}{progressive:02d}"[-14:]
+
+
+def next_progressive(file: SimFile, type_: str) -> int:
+    n = file.counters.get(type_, 0) + 1
+    file.counters = {**file.counters, type_: n}  # a new dict: JSON columns track assignment only
+    return n
+
+
+def sign_and_name(
+    session: Session, file: SimFile, type_: str, element: etree._Element, progressive: int, clock: Clock
+) -> tuple[str, bytes]:
+    """The message file (signed when the schema requires it) and its name."""
+    if type_ in messages.SIGNED:
+        element = signing.sign(session, element, clock)
+    return messages.message_name(file.filename, type_, progressive), messages.serialize(element)
+
+
+def notify_sender(session: Session, file: SimFile, type_: str, build: Any, clock: Clock) -> str | None:
+    """Send a message to the file's transmitter. Only varco's own files have one to deliver to;
+    external senders are simulated, so their messages are not kept."""
+    n = next_progressive(file, type_)
+    if file.origin != "varco":
+        return None
+    name, xml = sign_and_name(session, file, type_, build(message_id(file, type_, n)), n, clock)
+    inbound.receive_notification(session, name, xml, clock)
+    return name

@@ -1,0 +1,93 @@
+"""The simulator's XML signature: an RSA key and self-signed certificate made once per database."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+from lxml import etree
+from signxml import XMLSigner, methods
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from varco.core.clock import Clock
+from varco.sdi.models import SimKey
+
+_C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
+_cache: dict[str, tuple[rsa.RSAPrivateKey, bytes]] = {}  # database URL -> (key, certificate PEM)
+_lock = threading.Lock()
+
+
+def _generate(clock: Clock) -> tuple[str, str]:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.COUNTRY_NAME, "IT"),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "varco"),
+            x509.NameAttribute(NameOID.COMMON_NAME, "Sistema di Interscambio (simulatore varco)"),
+        ]
+    )
+    now = clock.now()
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=3650))
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return key_pem.decode(), certificate.public_bytes(serialization.Encoding.PEM).decode()
+
+
+def _identity(session: Session, clock: Clock) -> tuple[rsa.RSAPrivateKey, bytes]:
+    url = str(session.get_bind().url)
+    with _lock:
+        if url in _cache:
+            return _cache[url]
+    row = session.get(SimKey, 1)
+    stored = row is not None
+    if row is None:
+        key_pem, cert_pem = _generate(clock)
+        # Two workers may generate at once: the first insert wins, both then read the same row.
+        insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+        session.execute(
+            insert(SimKey)
+            .values(id=1, key_pem=key_pem, cert_pem=cert_pem, created_at=clock.now())
+            .on_conflict_do_nothing()
+        )
+        row = session.get(SimKey, 1, populate_existing=True)
+    assert row is not None
+    key = serialization.load_pem_private_key(row.key_pem.encode(), password=None)
+    assert isinstance(key, rsa.RSAPrivateKey)
+    identity = (key, row.cert_pem.encode())
+    if stored:  # a key inserted by this transaction may still roll back: cache it next time
+        with _lock:
+            _cache[url] = identity
+    return identity
+
+
+def sign(session: Session, root: etree._Element, clock: Clock) -> etree._Element:
+    """Enveloped XML-DSig: the ds:Signature becomes the last child, where MessaggiTypes wants it."""
+    key, cert_pem = _identity(session, clock)
+    signer = XMLSigner(
+        method=methods.enveloped,
+        signature_algorithm="rsa-sha256",
+        digest_algorithm="sha256",
+        c14n_algorithm=_C14N,
+    )
+    return signer.sign(root, key=key, cert=cert_pem)
+
+
+def certificate_pem(session: Session, clock: Clock) -> bytes:
+    """The simulator's certificate (to verify its signatures)."""
+    return _identity(session, clock)[1]

@@ -1,0 +1,1 @@
+from tests.comfin.conftest import pkcs12  # noqa: F401

@@ -1,0 +1,76 @@
+"""Browser fixtures: the app served by uvicorn on a loopback port, Debian's chromium via Playwright."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+@pytest.fixture
+def live_server(app) -> Iterator[str]:  # noqa: ANN001
+    """The test app (same database, clock and queue as the test) on an ephemeral loopback port."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    ready = threading.Event()
+    while not server.started and thread.is_alive():
+        ready.wait(0.02)  # readiness poll of the server thread, not a timing assumption of a test
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+    sock.close()
+
+
+@pytest.fixture(scope="session")
+def chromium_browser():  # noqa: ANN201
+    if not CHROMIUM.exists():
+        pytest.skip("chromium missing: scripts/test.sh installs it with apt")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def browser_page(chromium_browser, live_server):  # noqa: ANN001, ANN201
+    context = chromium_browser.new_context(
+        base_url=live_server, locale="it-IT", viewport={"width": 1200, "height": 900}
+    )
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def shoot(request):  # noqa: ANN001, ANN201
+    """Save a full-page screenshot under docs/screenshots (from the SQLite run only: one set of files)."""
+
+    def take(page, name: str) -> None:  # noqa: ANN001
+        if "sqlite" in request.node.name:
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+    return take

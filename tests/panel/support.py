@@ -1,0 +1,38 @@
+"""Panel test helpers: sign in through the login form, complete registration, read CSRF tokens."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi.testclient import TestClient
+
+PASSWORD = "s3cret-pw"
+NEW_PASSWORD = "a-longer-s3cret"
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert found, "no CSRF token in the page"
+    return found.group(1)
+
+
+def panel_login(client: TestClient, username: str, password: str = PASSWORD, register: bool = True):  # noqa: ANN201
+    form = client.get("/panel/login")
+    response = client.post(
+        "/panel/login",
+        data={"username": username, "password": password, "csrf_token": csrf_of(form.text)},
+        follow_redirects=True,
+    )
+    if register and response.url.path == "/panel/register":
+        response = client.post(
+            "/panel/register",
+            data={
+                "csrf_token": csrf_of(response.text),
+                "accept": "yes",
+                "email": "ref@pec.example.it",
+                "password": NEW_PASSWORD,
+                "repeated": NEW_PASSWORD,
+            },
+            follow_redirects=True,
+        )
+    return response

@@ -1,0 +1,90 @@
+"""Panel sign-in: login form with CSRF, registration at first sign-in, logout, redirects."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from tests.factories import make_account, make_basic
+from tests.panel.support import NEW_PASSWORD, csrf_of, panel_login
+
+
+def test_pages_need_a_session(client):
+    response = client.get("/panel/invoices/out", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/panel/login?next=/panel/invoices/out"
+
+
+def test_login_needs_the_csrf_cookie_and_field(client):
+    account = make_account()
+    client.get("/panel/login")
+    refused = client.post("/panel/login", data={"username": account.username, "password": "s3cret-pw"})
+    assert refused.status_code == 400 and "CSRF" in refused.json()["errorDescription"]
+
+
+def test_wrong_password_shows_the_form_again(client):
+    account = make_account()
+    form = client.get("/panel/login", headers={"Accept-Language": "en"})
+    response = client.post(
+        "/panel/login",
+        data={"username": account.username, "password": "nope", "csrf_token": csrf_of(form.text)},
+        headers={"Accept-Language": "en"},
+    )
+    assert response.status_code == 400 and "Wrong username or password" in response.text
+
+
+def test_first_sign_in_completes_registration_then_logout(client):
+    account = make_account()
+    form = client.get("/panel/login")
+    first = client.post(
+        "/panel/login",
+        data={"username": account.username, "password": "s3cret-pw", "csrf_token": csrf_of(form.text)},
+    )
+    assert (
+        first.url.path == "/panel/register" and "Completa la registrazione" in first.text
+    )  # Italian default
+    bad = client.post(
+        "/panel/register",
+        data={"csrf_token": csrf_of(first.text), "accept": "yes", "email": "x@y.it", "password": "short"},
+    )
+    assert bad.status_code == 400 and "almeno 10 caratteri" in bad.text
+    page = panel_login(client, account.username)
+    assert page.url.path == "/panel/invoices/out" and account.username in page.text
+    # the password changed: the old one no longer signs in to the API
+    api = client.post(
+        "/auth/signin", data={"grant_type": "password", "username": account.username, "password": "s3cret-pw"}
+    )
+    assert api.status_code == 400
+    api = client.post(
+        "/auth/signin",
+        data={"grant_type": "password", "username": account.username, "password": NEW_PASSWORD},
+    )
+    assert api.status_code == 200
+    # logout needs the CSRF token, then the session is gone
+    assert client.post("/panel/logout", data={"csrf_token": "forged"}).status_code == 400
+    out = client.post("/panel/logout", data={"csrf_token": csrf_of(page.text)}, follow_redirects=False)
+    assert out.status_code == 303
+    assert client.get("/panel/invoices/out", follow_redirects=False).status_code == 303
+
+
+def test_stolen_cookie_after_logout_is_refused(app):
+    account = make_account()
+    with TestClient(app) as browser:
+        page = panel_login(browser, account.username)
+        cookie = browser.cookies.get("varco_panel")
+        browser.post("/panel/logout", data={"csrf_token": csrf_of(page.text)})
+    with TestClient(app) as thief:
+        thief.cookies.set("varco_panel", cookie, path="/panel")
+        assert thief.get("/panel/invoices/out", follow_redirects=False).status_code == 303
+
+
+def test_basic_user_without_mandate_may_sign_in_to_ask_for_one(client):
+    basic = make_basic()
+    page = panel_login(client, basic.username)
+    assert page.url.path == "/panel/invoices/out"
+
+
+def test_english_on_request(client):
+    account = make_account()
+    panel_login(client, account.username)
+    client.get("/panel/lang/en")
+    assert "Sent invoices" in client.get("/panel/invoices/out").text

@@ -1,0 +1,90 @@
+"""`varco sdi ...` through the real command line app."""
+
+from __future__ import annotations
+
+import uuid
+
+from typer.testing import CliRunner
+
+from tests.factories import make_account
+from tests.sdi.factories import (
+    invoice_file,
+    received_by,
+    send_invoice,
+    state,
+    supplier_account,
+    unique_code,
+    valid_vat,
+)
+from varco.cli import app
+from varco.invoices.states import InvoiceState as S
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_scenario_set_list_clear(db, clock):
+    code = unique_code()
+    result = run("sdi", "scenario", "set", "--recipient-code", code, "--outcome", "MC", "--delay", "30s")
+    assert result.exit_code == 0, result.output
+    assert f"recipient code {code}\toutcome MC\tdelay 30s" in result.output
+    assert run("sdi", "scenario", "set", "--filename", "IT1_X.xml", "--esito-outcome", "SE").exit_code == 0
+    listed = run("sdi", "scenario", "list").output
+    assert "simulated now 2026-11-23T08:00:00+00:00 (offset 0s)" in listed
+    assert f"recipient code {code}" in listed and "filename IT1_X.xml\tesito SE" in listed
+    assert run("sdi", "scenario", "clear", "--recipient-code", code).output.strip() == "1 rule(s) deleted"
+    assert run("sdi", "scenario", "clear").output.strip() == "1 rule(s) deleted"
+    assert "no rules" in run("sdi", "scenario", "list").output
+
+
+def test_bad_scenario_is_one_line_and_exit_2(db, clock):
+    result = run("sdi", "scenario", "set", "--recipient-code", "X", "--outcome", "LOST")
+    assert result.exit_code == 2 and "error: invalid outcome 'LOST'" in result.output
+    assert run("sdi", "advance", "soon").exit_code == 2
+
+
+def test_advance_runs_what_became_due(db, clock, queue):
+    code = unique_code()[:6]
+    assert run("sdi", "scenario", "set", "--recipient-code", code, "--outcome", "DT").exit_code == 0
+    account = supplier_account()
+    sent = send_invoice(
+        account, invoice_file("FPA12.xml", supplier_vat=account.vat_code, codice_destinatario=code)
+    )
+    queue.drain()
+    result = run("sdi", "advance", "14d")
+    assert result.exit_code == 0 and "simulated now 2026-12-07T08:00:00+00:00" in result.output
+    assert state(sent.id) == S.CONSEGNATA
+    result = run("sdi", "advance", "1d")
+    assert state(sent.id) == S.DECORRENZA_TERMINI
+    assert "step(s) run" in result.output
+
+
+def test_inject_unroutable_redeliver(db, clock, tmp_path):
+    vat = valid_vat()
+    name = f"IT{valid_vat()}_{uuid.uuid4().hex[:5].upper()}.xml"
+    path = tmp_path / name
+    path.write_bytes(invoice_file(client_vat=vat))
+    result = run("sdi", "inject", str(path))
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"kept aside {name}") and vat in result.output
+    assert name in run("sdi", "unroutable").output
+    account = make_account(vat_code=vat)
+    result = run("sdi", "redeliver")
+    assert f"{name} delivered as invoice" in result.output
+    assert [r.filename for r in received_by(account.id)] == [name]
+    assert name not in run("sdi", "unroutable").output
+
+    again = tmp_path / "copy.xml"
+    again.write_bytes(invoice_file(client_vat=vat, transmitter=valid_vat(), progressivo="C1"))
+    result = run("sdi", "inject", str(again))
+    assert result.exit_code == 0 and f"to {account.username}" in result.output
+
+
+def test_inject_discarded_file_exits_1(db, clock, tmp_path):
+    path = tmp_path / "bad.xml"
+    path.write_bytes(invoice_file("00400_line_without_natura.xml", transmitter=valid_vat(), progressivo="B1"))
+    result = run("sdi", "inject", str(path))
+    assert result.exit_code == 1 and "00400" in result.output
