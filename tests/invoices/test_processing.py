@@ -113,3 +113,85 @@ def test_invoice_stuck_in_state_1_is_resumed(client, queue, clock):
     assert resume_stuck_invoices() == []  # a pending job exists now
     queue.drain()
     assert only_invoice(account.id).state == InvoiceState.ERRORE_ELABORAZIONE
+
+
+# hand-off to the SDI channel ---------------------------------------------------------------------------------
+
+
+def _sim_files(invoice_id: int) -> int:
+    from sqlalchemy import func
+
+    from varco.sdi.models import SimFile
+
+    with unit_of_work() as session:
+        return session.scalar(select(func.count(SimFile.id)).where(SimFile.invoice_id == invoice_id))
+
+
+def test_valid_invoice_is_sent_then_delivered(client, queue):
+    account = make_account(vat_code=SUPPLIER_VAT)
+    upload(client, sign_in(client, account.username), invoice_xml())
+    queue.drain()
+    invoice = only_invoice(account.id)
+    assert invoice.sdi_id and invoice.sdi_errors == []
+    assert invoice.state in (InvoiceState.INVIATA, InvoiceState.CONSEGNATA)
+    with unit_of_work() as session:
+        history = session.scalars(
+            select(InvoiceTransition.to_state)
+            .where(InvoiceTransition.invoice_id == invoice.id)
+            .order_by(InvoiceTransition.id)
+        ).all()
+    assert history[:2] == [1, 3]
+    assert _sim_files(invoice.id) == 1
+
+
+def test_skip_extra_schema_sends_a_file_the_service_would_refuse(client, queue):
+    account = make_account(vat_code=SUPPLIER_VAT)
+    data = (VARIANTS / "00400_line_without_natura.xml").read_bytes()
+    upload(client, sign_in(client, account.username), data, skipExtraSchema=True)
+    queue.drain()
+    invoice = only_invoice(account.id)
+    # the service skipped its extra-schema rules; the Exchange System still runs them: NS, state 4
+    assert invoice.sdi_id is not None
+    assert invoice.state == InvoiceState.SCARTATA
+
+
+def test_worker_killed_mid_job_sends_exactly_once(client, queue, clock, monkeypatch):
+    """A crash inside the job (after the channel call, before commit) rolls everything back;
+    the reconciler runs it again and the file reaches the SDI once."""
+    from datetime import timedelta
+
+    import varco.sdi.channel as channel_module
+
+    account = make_account(vat_code=SUPPLIER_VAT)
+    upload(client, sign_in(client, account.username), invoice_xml())
+    real = channel_module.get_channel
+
+    class CrashAfterSend:
+        def send_invoice(self, session, invoice, content, clock):  # noqa: ANN001
+            real().send_invoice(session, invoice, content, clock)
+            raise SystemExit("worker killed")  # not an Exception: like a kill, nothing handles it
+
+    monkeypatch.setattr(channel_module, "get_channel", lambda: CrashAfterSend())
+    invoice = only_invoice(account.id)
+    try:
+        run_job_for(invoice.id)
+    except SystemExit:
+        pass
+    assert only_invoice(account.id).state == InvoiceState.PRESA_IN_CARICO
+    assert _sim_files(invoice.id) == 0  # the submission rolled back with the job
+    monkeypatch.setattr(channel_module, "get_channel", real)
+    queue.flush()  # the crashed worker's message is gone too
+    clock.advance(timedelta(minutes=5))
+    from varco.core.jobs import reconcile
+
+    reconcile()
+    queue.drain()
+    final = only_invoice(account.id)
+    assert final.state in (InvoiceState.INVIATA, InvoiceState.CONSEGNATA)
+    assert _sim_files(invoice.id) == 1
+
+
+def run_job_for(invoice_id: int) -> str:
+    with unit_of_work() as session:
+        job_id = session.scalar(select(JobRow.id).where(JobRow.key == f"process:{invoice_id}"))
+    return run_job(job_id)

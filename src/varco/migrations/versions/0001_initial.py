@@ -58,6 +58,10 @@ def upgrade() -> None:
     with op.batch_alter_table("jobs", schema=None) as batch_op:
         batch_op.create_index("ix_jobs_status_sent_at", ["status", "sent_at"], unique=False)
 
+    with op.batch_alter_table("accounts", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_accounts_vat_code"), ["vat_code"], unique=False)
+        batch_op.create_index(batch_op.f("ix_accounts_fiscal_code"), ["fiscal_code"], unique=False)
+
     op.create_table(
         "auth_tokens",
         sa.Column("id", sa.Integer(), nullable=False),
