@@ -54,10 +54,22 @@ def main() -> None:
     # Line amounts do not match the summary after copying: skip the extra-schema rules, which the
     # asynchronous stage would report; the synchronous stage is what this bench measures.
     with running_server({"VARCO_DEFAULT_TIER": "6"}) as server:
-        server.cli("users", "create", "bench-user", "--password", "bench-pw", "--vat-code", "01234560017",
-                   "--tier", "6", "--max-space-kb", "100000000")
+        server.cli(
+            "users",
+            "create",
+            "bench-user",
+            "--password",
+            "bench-pw",
+            "--vat-code",
+            "01234560017",
+            "--tier",
+            "6",
+            "--max-space-kb",
+            "100000000",
+        )
         form = {"grant_type": "password", "username": "bench-user", "password": "bench-pw"}
-        headers = {"Authorization": f"Bearer {httpx.post(f'{server.base}/auth/signin', data=form).json()['access_token']}"}
+        token = httpx.post(f"{server.base}/auth/signin", data=form).json()["access_token"]
+        headers = {"Authorization": f"Bearer {token}"}
 
         def bare(c: httpx.Client) -> None:
             assert c.post(f"{server.base}/bench/decode", json={"dataFile": sample}).status_code == 200
@@ -85,8 +97,12 @@ def peak_growth_mb(server, headers: dict[str, str]) -> float:  # noqa: ANN001
     before = _vm_hwm_kb(pid)
     big = invoice_of_about(5 * 1024 * 1024 - 200_000, description_chars=900)
     data = base64.b64encode(with_number(big, "BIG")).decode()
-    r = httpx.post(f"{server.base}/services/invoice/upload", json={"dataFile": data, "skipExtraSchema": True},
-                   headers=headers, timeout=120)
+    r = httpx.post(
+        f"{server.base}/services/invoice/upload",
+        json={"dataFile": data, "skipExtraSchema": True},
+        headers=headers,
+        timeout=120,
+    )
     assert r.json()["errorCode"] == "0000", r.text[:300]
     return (_vm_hwm_kb(pid) - before) / 1024
 

@@ -115,7 +115,7 @@ def test_invoice_stuck_in_state_1_is_resumed(client, queue, clock):
     assert only_invoice(account.id).state == InvoiceState.ERRORE_ELABORAZIONE
 
 
-# hand-off to the SDI channel ---------------------------------------------------------------------------------
+# hand-off to the SDI channel ------------------------------------------------------------------------
 
 
 def _sim_files(invoice_id: int) -> int:

@@ -18,7 +18,9 @@ class Blob(Base):
     __tablename__ = "blobs"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    account_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"), index=True)  # whose space it uses
+    account_id: Mapped[int | None] = mapped_column(
+        ForeignKey("accounts.id"), index=True
+    )  # whose space it uses
     name: Mapped[str] = mapped_column(String(255))
     sha256: Mapped[str] = mapped_column(String(64), index=True)
     size: Mapped[int] = mapped_column(Integer)

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-
 import varco.core.db
 
 revision: str = "0002"
@@ -24,7 +23,9 @@ def upgrade() -> None:
         "storage_usage",
         sa.Column("account_id", sa.Integer(), nullable=False),
         sa.Column("bytes", sa.BigInteger(), nullable=False),
-        sa.ForeignKeyConstraint(["account_id"], ["accounts.id"], name=op.f("fk_storage_usage_account_id_accounts")),
+        sa.ForeignKeyConstraint(
+            ["account_id"], ["accounts.id"], name=op.f("fk_storage_usage_account_id_accounts")
+        ),
         sa.PrimaryKeyConstraint("account_id", name=op.f("pk_storage_usage")),
     )
     op.create_table(
