@@ -1,0 +1,192 @@
+"""§8.4 annual limit: when a paying account's accepted transmissions (§8.5 usage counter) reach
+its tier's yearly number, the account is locked, one official e-mail goes to its PEC, and further
+transmissions get 429 until an operator unlocks it (`varco users unlock`) or the year ends.
+
+The lock is taken in the very transaction whose charge reaches the limit (a session listener on
+`UsageCounter.count`), so no code path that charges usage can miss it; a charge past the limit of
+an active lock (two uploads racing past the pre-check) fails that transaction: nothing is stored.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+from sqlalchemy import event, select
+from sqlalchemy.orm import Session, object_session
+
+from varco.accounts.models import Account
+from varco.core.clock import Clock, current_clock
+from varco.core.errors import BadRequest
+from varco.invoices import usage
+from varco.invoices.models import UsageCounter
+from varco.limits.errors import annual_limit_reached
+from varco.limits.models import AnnualLock
+from varco.mail.service import queue_message
+from varco.settings import Settings, get_settings
+
+log = logging.getLogger("varco.limits")
+
+_TOUCHED = "varco_usage_touched"  # session.info: usage counters changed in this transaction
+PATH_KEY = "varco_limits_path"  # session.info: the request path, for the shape of a refusal
+
+
+class NotLocked(BadRequest):
+    """The account is not in annual lock."""
+
+
+def annual_limit(settings: Settings, tier: int) -> int:
+    return settings.tiers.get(tier, settings.tiers[settings.default_tier])[1]
+
+
+def _lock_row(session: Session, account_id: int, year: int, limit: int) -> AnnualLock | None:
+    query = select(AnnualLock).where(
+        AnnualLock.account_id == account_id, AnnualLock.year == year, AnnualLock.annual_limit == limit
+    )
+    return session.scalar(query)
+
+
+def active_lock(session: Session, account_id: int, year: int) -> AnnualLock | None:
+    query = select(AnnualLock).where(
+        AnnualLock.account_id == account_id, AnnualLock.year == year, AnnualLock.unlocked_at.is_(None)
+    )
+    return session.scalars(query.order_by(AnnualLock.id)).first()
+
+
+def lock_if_reached(
+    session: Session, account: Account, year: int, used: int, settings: Settings, clock: Clock
+) -> AnnualLock | None:
+    """Lock `account` and queue the official e-mail if `used` reached its annual limit (once per limit)."""
+    limit = annual_limit(settings, account.tier)
+    if used < limit:
+        return None
+    active = active_lock(session, account.id, year)
+    if active is not None or _lock_row(session, account.id, year, limit) is not None:
+        return active  # already locked, or unlocked by an operator at this very limit
+    now = clock.now()
+    lock = AnnualLock(account_id=account.id, year=year, annual_limit=limit, used=used, locked_at=now)
+    session.add(lock)
+    session.flush()
+    queue_message(
+        session,
+        key=f"annual-lock:{lock.id}",
+        account_id=account.id,
+        to_address=account.pec,
+        subject=f"varco: annual limit of {limit} transmissions reached - account {account.username} locked",
+        body=_lock_letter(account, lock),
+        clock=clock,
+    )
+    log.warning("account %s locked: %d of %d transmissions in %d", account.username, used, limit, year)
+    return lock
+
+
+def _lock_letter(account: Account, lock: AnnualLock) -> str:
+    return (
+        f"Account: {account.username} ({account.description})\n"
+        f"VAT number: {account.country_code}{account.vat_code or ''}\n\n"
+        f"The account has reached the annual limit of its tier {account.tier}: {lock.annual_limit} "
+        f"accepted transmissions in {lock.year} ({lock.used} counted on "
+        f"{lock.locked_at:%Y-%m-%d %H:%M} UTC).\n\n"
+        "As the service conditions provide (annual limit, operational lock), the account is now in "
+        "operational lock: further invoice uploads and financial communications are refused with "
+        "HTTP 429 until the lock is lifted. Invoices already accepted are processed as usual, and "
+        "searches and downloads keep working.\n\n"
+        "To lift the lock, ask the operator of this service to move the account to a higher tier or "
+        "to unlock it. The counter starts again from zero on 1 January.\n\n"
+        "--\n"
+        "Limite annuale raggiunto: l'utenza e' in blocco operativo; le nuove trasmissioni sono "
+        "rifiutate fino allo sblocco da parte del gestore del servizio.\n"
+    )
+
+
+def _seconds_to_new_year(now: datetime) -> int:
+    new_year = datetime(now.year + 1, 1, 1, tzinfo=UTC)
+    return max(1, int((new_year - now).total_seconds()))
+
+
+def refuse_if_locked(session: Session, payer: Account, path: str, settings: Settings, clock: Clock) -> None:
+    """Before a transmission: 429 AR10 if the paying account is in annual lock (§8.4)."""
+    now = clock.now()
+    lock = active_lock(session, payer.id, now.year)
+    limit = lock.annual_limit if lock is not None else annual_limit(settings, payer.tier)
+    if lock is None:
+        used = usage.used(session, payer.id, now.year)
+        # A limit reached without a lock row (the tier table was lowered by configuration) refuses too.
+        if used < limit or _lock_row(session, payer.id, now.year, limit) is not None:
+            return
+    raise annual_limit_reached(
+        f"Annual limit reached: {limit} accepted transmissions in {now.year} for account "
+        f"{payer.username} (tier {payer.tier}, §8.4); the account is locked until the operator "
+        "unlocks it or the year ends",
+        path,
+        _seconds_to_new_year(now),
+    )
+
+
+def unlock(session: Session, account: Account, operator: str, clock: Clock) -> AnnualLock:
+    """Lift the annual lock of this year (operator); it holds until the limit changes or the year ends."""
+    now = clock.now()
+    lock = active_lock(session, account.id, now.year)
+    if lock is None:
+        settings = get_settings()
+        used = usage.used(session, account.id, now.year)
+        limit = annual_limit(settings, account.tier)
+        if used < limit or _lock_row(session, account.id, now.year, limit) is not None:
+            raise NotLocked(
+                f"{account.username} is not locked: {used} of {limit} transmissions in {now.year}"
+            )
+        lock = AnnualLock(account_id=account.id, year=now.year, annual_limit=limit, used=used, locked_at=now)
+        session.add(lock)
+    lock.unlocked_at, lock.unlocked_by = now, operator
+    session.flush()
+    return lock
+
+
+def set_tier(session: Session, account: Account, tier: int, settings: Settings, clock: Clock) -> None:
+    """Change the tier (§8.2): a higher annual limit lifts the lock, a lower one already reached locks now."""
+    if tier not in settings.tiers:
+        raise BadRequest(f"invalid tier {tier}: choose one of {sorted(settings.tiers)}")
+    account.tier = tier
+    now = clock.now()
+    used = usage.used(session, account.id, now.year)
+    lock = active_lock(session, account.id, now.year)
+    if lock is not None and used < annual_limit(settings, tier):
+        lock.unlocked_at, lock.unlocked_by = now, f"tier {tier}"
+    lock_if_reached(session, account, now.year, used, settings, clock)
+
+
+# --- the listener: lock in the transaction that charges usage ----------------------------------
+
+
+@event.listens_for(UsageCounter.count, "set")
+def _usage_changed(target: UsageCounter, value: int, _old: object, _initiator: object) -> None:
+    session = object_session(target)
+    if session is not None:  # a new counter is set to 0 before it joins a session: nothing to check
+        session.info.setdefault(_TOUCHED, []).append(target)
+
+
+@event.listens_for(Session, "before_commit")
+def _enforce_annual_limit(session: Session) -> None:
+    touched = session.info.pop(_TOUCHED, None)
+    if not touched:
+        return
+    settings, clock = get_settings(), current_clock()
+    for counter in {id(c): c for c in touched}.values():
+        account = session.get(Account, counter.account_id)
+        if account is None:
+            continue
+        lock = active_lock(session, account.id, counter.year)
+        if lock is None:
+            lock_if_reached(session, account, counter.year, counter.count, settings, clock)
+        elif counter.count > lock.used:
+            raise annual_limit_reached(
+                f"Annual limit reached: {lock.annual_limit} accepted transmissions in {counter.year} for "
+                f"account {account.username} (tier {account.tier}, §8.4); nothing was stored",
+                session.info.pop(PATH_KEY, ""),
+                _seconds_to_new_year(clock.now()),
+            )
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget(session: Session) -> None:
+    session.info.pop(_TOUCHED, None)

@@ -1,0 +1,87 @@
+"""The "mail.deliver" job: SMTP when VARCO_SMTP_HOST is set, else a file in `data_dir/mail`.
+
+The job marks the row delivered in the same commit, so a duplicate wake-up sends nothing. Only a
+crash between the SMTP server's acceptance and that commit can send a message twice (the
+reconciler retries the job): at-least-once, as any outbox without a distributed transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import smtplib
+import ssl
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from varco.core.clock import Clock
+from varco.core.jobs import job
+from varco.mail.models import MailMessage
+from varco.settings import Settings, get_settings
+
+log = logging.getLogger("varco.mail")
+
+
+def build_email(message: MailMessage, settings: Settings) -> EmailMessage:
+    email = EmailMessage()
+    email["From"] = settings.mail_from
+    email["To"] = message.to_address or "undisclosed-recipients:;"
+    email["Subject"] = message.subject
+    email["Date"] = format_datetime(message.created_at)
+    email["Message-ID"] = make_msgid(idstring=f"mail{message.id}", domain="varco")
+    email["X-Varco-Key"] = message.key
+    email.set_content(message.body)
+    return email
+
+
+def send_smtp(email: EmailMessage, settings: Settings) -> None:
+    assert settings.smtp_host is not None
+    timeout = settings.smtp_timeout_seconds
+    if settings.smtp_security == "tls":
+        smtp: smtplib.SMTP = smtplib.SMTP_SSL(
+            settings.smtp_host, settings.smtp_port, timeout=timeout, context=ssl.create_default_context()
+        )
+    else:
+        smtp = smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=timeout)
+    with smtp:
+        if settings.smtp_security == "starttls":
+            smtp.starttls(context=ssl.create_default_context())
+        if settings.smtp_username:
+            password = settings.smtp_password.get_secret_value() if settings.smtp_password else ""
+            smtp.login(settings.smtp_username, password)
+        smtp.send_message(email)
+
+
+def write_file(email: EmailMessage, message: MailMessage, settings: Settings) -> Path:
+    """Embedded default: one .eml file per message in data_dir/mail, readable by any mail client."""
+    folder = settings.data_dir / "mail"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = message.created_at.strftime("%Y%m%dT%H%M%SZ")
+    path = folder / f"{stamp}-{message.id:06d}.eml"
+    partial = path.with_suffix(".part")
+    partial.write_bytes(email.as_bytes())
+    os.replace(partial, path)  # a reader never sees half a message
+    return path
+
+
+@job("mail.deliver")
+def deliver(session: Session, args: dict[str, Any], clock: Clock) -> None:
+    """Deliver one outbox message once."""
+    message = session.get(MailMessage, args["message_id"], with_for_update=True)
+    if message is None or message.delivered_at is not None:
+        return
+    settings = get_settings()
+    email = build_email(message, settings)
+    if settings.smtp_host and message.to_address:
+        send_smtp(email, settings)
+        message.transport, message.location = "smtp", f"{settings.smtp_host}:{settings.smtp_port}"
+    else:
+        if settings.smtp_host:
+            log.warning("mail %s has no recipient address: written to the outbox folder", message.key)
+        message.transport, message.location = "file", str(write_file(email, message, settings))
+    message.delivered_at = clock.now()
+    log.info("mail %s delivered by %s to %s", message.key, message.transport, message.to_address)
