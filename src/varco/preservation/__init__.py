@@ -1,0 +1,1 @@
+"""Preservation packages (PDD) of sent and received invoices."""

@@ -1,0 +1,192 @@
+"""Preservation packages (PDD): seal an invoice that reached a final state, chain packages per account.
+
+See docs/preservation.md for when a package is made and what it holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import zipfile
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from varco.accounts import service as accounts
+from varco.core import blobs, jobs
+from varco.core.clock import Clock
+from varco.core.errors import VarcoError
+from varco.invoices.models import Invoice
+from varco.invoices.states import InvoiceState
+from varco.preservation import package
+from varco.preservation.models import PreservationPackage
+from varco.preservation.repository import PreservationRepository
+
+log = logging.getLogger("varco.preservation")
+
+S = InvoiceState
+# Invoices that exist for the tax authority and will not change any more. Not 2 (never transmitted)
+# nor 4 (an invoice the SDI discarded counts as never issued and must be issued again).
+FINAL_FOR_PRESERVATION: frozenset[int] = frozenset(
+    s.value
+    for s in (
+        S.NON_CONSEGNATA,
+        S.RECAPITO_IMPOSSIBILE,
+        S.ACCETTATA,
+        S.RIFIUTATA,
+        S.DECORRENZA_TERMINI,
+        S.RICEVUTA,
+    )
+)
+_RACE_RETRIES = 5
+
+
+class ChainContention(VarcoError):
+    """Another sealer kept extending the same chain; the job is retried."""
+
+    status, code = 503, "0095"
+
+
+def is_sealable(invoice: Invoice) -> bool:
+    """Final for preservation: the states above, or delivered (RC) when no PA outcome can follow."""
+    if invoice.state in FINAL_FOR_PRESERVATION:
+        return True
+    return invoice.state == S.CONSEGNATA and invoice.format != "FPA12"  # NE/DT exist only for PA
+
+
+def seal_invoice(session: Session, invoice_id: int, clock: Clock) -> PreservationPackage | None:
+    """Seal the invoice's package (a new version if notifications arrived since); None if not final."""
+    repo = PreservationRepository(session)
+    invoice = repo.invoice(invoice_id)
+    if invoice is None or not is_sealable(invoice):
+        return None
+    for _ in range(_RACE_RETRIES):
+        notifications = repo.notifications(invoice.id)
+        latest = repo.latest_for_invoice(invoice.id)
+        if latest is not None and latest.notification_count == len(notifications):
+            invoice.pdd_available = True
+            return latest  # nothing new since the last seal: idempotent
+        head = repo.chain_head(invoice.account_id)
+        spec = package.PackageSpec(
+            sequence=head.sequence + 1 if head else 1,
+            version=latest.version + 1 if latest else 1,
+            sealed_at=clock.now(),
+            previous_sha256=head.sha256 if head else None,
+            subject=_subject(session, invoice),
+            files=[
+                package.PackedFile(invoice.filename, repo.content(invoice.blob_id), "invoice"),
+                *(
+                    package.PackedFile(n.filename, repo.content(n.blob_id), "notification", n.type)
+                    for n in notifications
+                ),
+            ],
+        )
+        content = package.build(spec)
+        name = f"{_stem(invoice.filename)}.conservazione.zip"
+        try:
+            # A savepoint: losing a race on (account, sequence) or (invoice, version) retries
+            # with the new chain head instead of forking the chain.
+            with session.begin_nested():
+                blob = blobs.store(session, name, content, invoice.account_id, spec.sealed_at)
+                sealed = PreservationPackage(
+                    account_id=invoice.account_id,
+                    sequence=spec.sequence,
+                    invoice_id=invoice.id,
+                    version=spec.version,
+                    notification_count=len(notifications),
+                    blob_id=blob.id,
+                    name=name,
+                    sha256=package.sha256(content),
+                    previous_sha256=spec.previous_sha256,
+                    sealed_at=spec.sealed_at,
+                )
+                session.add(sealed)
+                session.flush()
+        except IntegrityError:
+            log.info(
+                "invoice %s: chain of account %s moved while sealing; retrying",
+                invoice.id,
+                invoice.account_id,
+            )
+            continue
+        invoice.pdd_available = True
+        log.info(
+            "invoice %s sealed as package %s of account %s", invoice.id, spec.sequence, invoice.account_id
+        )
+        return sealed
+    raise ChainContention(f"could not seal invoice {invoice_id}: the package chain kept changing")
+
+
+def request_seal(session: Session, invoice_id: int, clock: Clock) -> None:
+    """Seal after this transaction commits, in a job (for callers that move invoices to a final state)."""
+    jobs.enqueue(session, "preservation.seal", clock=clock, invoice_id=invoice_id)
+
+
+def latest_package(session: Session, invoice: Invoice) -> tuple[str, bytes] | None:
+    """(file name, ZIP bytes) of the invoice's newest package, or None while there is none."""
+    repo = PreservationRepository(session)
+    latest = repo.latest_for_invoice(invoice.id)
+    if latest is None:
+        return None
+    return latest.name, repo.content(latest.blob_id)
+
+
+def verify_chain(session: Session, account_id: int) -> list[str]:
+    """Walk an account's chain: every package's files match its index and it links to the previous one."""
+    repo = PreservationRepository(session)
+    problems: list[str] = []
+    previous: PreservationPackage | None = None
+    for sealed in repo.chain(account_id):
+        content = repo.content(sealed.blob_id)
+        label = f"package {sealed.sequence} ({sealed.name})"
+        expected = previous.sha256 if previous else None
+        previous = sealed
+        if package.sha256(content) != sealed.sha256:
+            problems.append(f"{label}: SHA-256 of the ZIP differs from the one recorded")
+        try:
+            index = package.read_index(content)
+            problems.extend(f"{label}: {p}" for p in package.check_files(content))
+        except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+            problems.append(f"{label}: unreadable ({exc})")
+            continue
+        if index.get("previousPackageSha256") != expected or sealed.previous_sha256 != expected:
+            problems.append(f"{label}: does not link to the previous package")
+    return problems
+
+
+def chain_of(session: Session, account_id: int) -> list[PreservationPackage]:
+    """An account's packages in chain order."""
+    return PreservationRepository(session).chain(account_id)
+
+
+def unsealed_ids(session: Session, limit: int) -> list[int]:
+    return PreservationRepository(session).unsealed_ids(FINAL_FOR_PRESERVATION, S.CONSEGNATA.value, limit)
+
+
+def _subject(session: Session, invoice: Invoice) -> dict[str, Any]:
+    owner = accounts.get(session, invoice.account_id)
+    return {
+        "account": {
+            "username": owner.username if owner else None,
+            "countryCode": owner.country_code if owner else None,
+            "vatCode": owner.vat_code if owner else None,
+        },
+        "invoice": {
+            "id": str(invoice.id),
+            "filename": invoice.filename,
+            "idSdi": invoice.sdi_id,
+            "direction": invoice.direction,
+            "format": invoice.format,
+            "status": InvoiceState(invoice.state).label,
+            "sender": {"countryCode": invoice.sender_country, "vatCode": invoice.sender_vat},
+            "receiver": {"countryCode": invoice.receiver_country, "vatCode": invoice.receiver_vat},
+            "numbers": [b.number for b in invoice.bodies],
+        },
+    }
+
+
+def _stem(filename: str) -> str:
+    for suffix in (".xml.p7m", ".p7m", ".xml"):
+        if filename.lower().endswith(suffix):
+            return filename[: -len(suffix)]
+    return filename

@@ -1,0 +1,47 @@
+"""Bulk download requests (POST /api/v2/invoices-{out,in}/download): one row per request."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from varco.core.db import Base, UTCDateTime
+from varco.invoices.models import Invoice, InvoiceBody
+
+
+class DownloadJob(Base):
+    """A ZIP being built in chunks; `id` is the public jobId (random, not guessable)."""
+
+    __tablename__ = "search_downloads"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)  # who asked
+    direction: Mapped[str] = mapped_column(String(3))  # out | in
+    invoice_ids: Mapped[list[int]] = mapped_column(JSON)
+    kinds: Mapped[list[str]] = mapped_column(JSON)  # XML P7M NOTIFICATIONS PDF REPORT
+    status: Mapped[str] = mapped_column(String(10))  # PENDING PROCESSING COMPLETED FAILED
+    done: Mapped[int] = mapped_column(Integer, default=0)  # invoices packed so far
+    part_blob_ids: Mapped[list[int]] = mapped_column(JSON, default=list)  # one ZIP per chunk
+    blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))  # the finished ZIP
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+
+
+# Every list: tenancy IN list + direction + creation window, ordered by (created_at, id). With the id
+# in the key, counting and choosing a page's ids are index-only scans; `state` (the most common
+# extra filter) rides along so that a status filter stays index-only (docs/performance.md, Search).
+Index(
+    "ix_invoices_search_window",
+    Invoice.account_id,
+    Invoice.direction,
+    Invoice.created_at,
+    Invoice.id,
+    Invoice.state,
+)
+
+# documentType filter: EXISTS on the bodies; rare types are read from this index instead of a scan.
+Index("ix_invoice_bodies_document_type_invoice_id", InvoiceBody.document_type, InvoiceBody.invoice_id)

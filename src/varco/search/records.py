@@ -1,0 +1,100 @@
+"""Models to contract records: invoice records (one per SDI file) and notification records."""
+
+from __future__ import annotations
+
+import base64
+from decimal import Decimal
+
+from varco.invoices.models import Invoice, Notification
+from varco.invoices.states import InvoiceState
+from varco.search.dates import format_day, format_instant
+from varco.search.schemas import InvoiceLine, InvoiceRecord, NotificationRecord, Party, SdiError
+
+S = InvoiceState
+STATUS_DESCRIPTIONS: dict[InvoiceState, str] = {
+    S.PRESA_IN_CARICO: "Accepted, waiting for processing; not yet transmitted",
+    S.ERRORE_ELABORAZIONE: "Processing error: not sent to the Exchange System (see sdiErrors)",
+    S.INVIATA: "Sent to the Exchange System",
+    S.SCARTATA: "Discarded by the Exchange System (NS, see sdiErrors)",
+    S.NON_CONSEGNATA: "Not delivered (MC): made available to the recipient by the Exchange System",
+    S.RECAPITO_IMPOSSIBILE: "Delivery impossible (AT)",
+    S.CONSEGNATA: "Delivered to the recipient (RC)",
+    S.ACCETTATA: "Accepted by the recipient (NE EC01)",
+    S.RIFIUTATA: "Refused by the recipient (NE EC02)",
+    S.DECORRENZA_TERMINI: "No outcome from the recipient within the terms (DT)",
+    S.RICEVUTA: "Received from the Exchange System",
+}
+
+
+def b64(content: bytes | None) -> str | None:
+    return base64.b64encode(content).decode() if content is not None else None
+
+
+def _amount(value: Decimal | None) -> float | None:
+    return float(value) if value is not None else None
+
+
+def invoice_record(
+    invoice: Invoice,
+    username: str | None,
+    file: bytes | None = None,
+    record: type[InvoiceRecord] = InvoiceRecord,
+    **extra: object,
+) -> InvoiceRecord:
+    state = InvoiceState(invoice.state)
+    return record(
+        id=str(invoice.id),
+        filename=invoice.filename,
+        idSdi=invoice.sdi_id,
+        sender=Party(
+            description=invoice.sender_description,
+            countryCode=invoice.sender_country,
+            vatCode=invoice.sender_vat,
+            fiscalCode=invoice.sender_fiscal_code,
+        ),
+        receiver=Party(
+            description=invoice.receiver_description,
+            countryCode=invoice.receiver_country,
+            vatCode=invoice.receiver_vat,
+            fiscalCode=invoice.receiver_fiscal_code,
+        ),
+        invoiceType=invoice.format,
+        docType=invoice.direction,
+        username=username,
+        creationDate=format_instant(invoice.created_at),
+        lastUpdate=format_instant(invoice.updated_at),
+        pddAvailable=invoice.pdd_available,
+        file=b64(file),
+        pdfFile=None,  # set by search.service.detail when includePdf=true (varco.rendering)
+        sdiErrors=[
+            SdiError(code=e.get("code", ""), description=e.get("description", ""))
+            for e in invoice.sdi_errors or []
+        ],
+        invoices=[
+            InvoiceLine(
+                invoiceDate=format_day(body.invoice_date),
+                number=body.number,
+                documentType=body.document_type,
+                status=state.label,
+                statusDescription=STATUS_DESCRIPTIONS[state],
+                totalDocument=_amount(body.total_document),
+                totalVat=_amount(body.total_vat),
+                netPayable=_amount(body.net_payable),
+            )
+            for body in invoice.bodies
+        ],
+        **extra,
+    )
+
+
+def notification_record(notification: Notification, content: bytes) -> NotificationRecord:
+    return NotificationRecord(
+        date=format_instant(notification.created_at),
+        docType=notification.type,
+        file=b64(content),
+        filename=notification.filename,
+        invoiceId=str(notification.invoice_id),
+        notificationDate=format_instant(notification.notification_date),
+        number=notification.number,
+        result=notification.result,
+    )

@@ -1,0 +1,32 @@
+"""Small helpers shared by the version-1 and version-2 read endpoints."""
+
+from __future__ import annotations
+
+from fastapi import Response
+
+from varco.search import params
+from varco.search.service import Paging
+from varco.settings import Settings
+
+
+def paging(page: str | None, size: str | None, settings: Settings) -> Paging:
+    """`page` 1-based (default 1), `size` 1..page_size_max (default page_size_default)."""
+    return Paging(
+        page=params.integer(page, "page", 1, 1),
+        size=params.integer(size, "size", settings.page_size_default, 1, settings.page_size_max),
+    )
+
+
+def zip_response(name: str, content: bytes) -> Response:
+    """Binary ZIP with the headers of §4.2 (pdd)."""
+    return Response(
+        content,
+        media_type="application/zip",
+        headers={"Content-Disposition": f"attachment; filename={name}", "Accept-Ranges": "bytes"},
+    )
+
+
+ZIP_RESPONSES: dict[int | str, dict[str, object]] = {
+    200: {"content": {"application/zip": {}}, "description": "ZIP file"},
+    404: {"description": "No such invoice among yours (or, for pdd, the package is not available yet)"},
+}

@@ -1,0 +1,164 @@
+"""Bulk downloads: POST .../download gives a jobId; a job builds the ZIP; GET /api/v2/download/{jobId}."""
+
+from __future__ import annotations
+
+import io
+from datetime import timedelta
+
+import pytest
+from openpyxl import load_workbook
+from sqlalchemy import update
+
+from tests.invoices.support import invoice_xml
+from tests.search.factories import assert_bad_request, notify, premium, received, unb64, upload, zip_names
+from varco.core.db import unit_of_work
+from varco.core.models import JobRow
+from varco.search.downloads import delete_expired_downloads
+from varco.settings import get_settings
+
+
+def start(client, who, ids, kinds, direction="out"):  # noqa: ANN001, ANN201
+    return client.post(
+        f"/api/v2/invoices-{direction}/download",
+        json={"ids": ids, "downloadTypes": kinds},
+        headers=who.headers,
+    )
+
+
+def status(client, who, job_id):  # noqa: ANN001, ANN201
+    response = client.get(f"/api/v2/download/{job_id}", headers=who.headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.fixture
+def small_steps(monkeypatch):  # noqa: ANN001, ANN201
+    monkeypatch.setattr(get_settings(), "download_chunk_size", 1)
+
+
+def test_life_cycle_pending_processing_completed(client, supplier, queue, small_steps):
+    sent = [upload(client, supplier) for _ in range(2)]
+    queue.flush()  # leave the uploads' processing jobs aside: only the download runs here
+    response = start(client, supplier, [str(sent[0].id), sent[1].id], ["XML"])
+    assert response.status_code == 200
+    job_id = response.json()["jobId"]
+    assert status(client, supplier, job_id) == {
+        "jobId": job_id,
+        "status": "PENDING",
+        "progress": 0,
+        "file": None,
+        "error": None,
+    }
+    queue.drain(limit=1)
+    step = status(client, supplier, job_id)
+    assert (step["status"], step["progress"], step["file"]) == ("PROCESSING", 50, None)
+    queue.drain(limit=1)
+    assert status(client, supplier, job_id)["progress"] == 99  # every invoice packed, not yet merged
+    queue.drain()
+    done = status(client, supplier, job_id)
+    assert (done["status"], done["progress"], done["error"]) == ("COMPLETED", 100, None)
+    assert set(zip_names(unb64(done["file"]))) == {i.filename for i in sent}
+
+
+def test_the_zip_holds_the_kinds_asked_for(client, supplier, queue, sign):
+    xml = invoice_xml()
+    signed = received(supplier.account, data=xml, signed=sign(xml))
+    plain = received(supplier.account, data=invoice_xml("FPR12_batch"))
+    mt = notify(signed, "MT")
+    ids = [signed.id, plain.id]
+    cases = {
+        ("XML",): {signed.filename[:-4], plain.filename},
+        ("P7M",): {signed.filename},
+        ("NOTIFICATIONS",): {mt.filename},
+        ("PDF",): set(),  # no PDF rendering yet
+        ("xml", "p7m", "notification", "xlsx"): {
+            signed.filename[:-4],
+            signed.filename,
+            plain.filename,
+            mt.filename,
+            "report.xlsx",
+        },
+    }
+    jobs = {kinds: start(client, supplier, ids, list(kinds), "in").json()["jobId"] for kinds in cases}
+    queue.drain()
+    for kinds, names in cases.items():
+        done = status(client, supplier, jobs[kinds])
+        assert done["status"] == "COMPLETED", done
+        files = zip_names(unb64(done["file"]))
+        assert set(files) == names, kinds
+    files = zip_names(unb64(status(client, supplier, jobs[("xml", "p7m", "notification", "xlsx")])["file"]))
+    assert files[signed.filename[:-4]] == xml  # the XML of a signed file is the unsigned invoice
+    sheet = load_workbook(io.BytesIO(files["report.xlsx"])).active
+    rows = list(sheet.iter_rows(values_only=True))
+    assert rows[0][:3] == ("id", "filename", "idSdi")
+    assert [r[1] for r in rows[1:]] == [
+        signed.filename,
+        plain.filename,
+        plain.filename,
+    ]  # one row per invoice
+    header = rows[0]
+    first = dict(zip(header, rows[1], strict=True))
+    assert (first["status"], first["docType"], first["totalDocument"]) == ("Ricevuta", "in", 266.88)
+
+
+def test_bad_requests_say_what_to_change(client, supplier, monkeypatch):
+    sent = upload(client, supplier)
+    assert_bad_request(start(client, supplier, [], ["XML"]), "at least one invoice id")
+    assert_bad_request(start(client, supplier, ["abc"], ["XML"]), "'abc' is not an invoice id")
+    assert_bad_request(start(client, supplier, [sent.id], ["DOCX"]), "'DOCX' is unknown", "XML, P7M")
+    assert_bad_request(start(client, supplier, [sent.id], []), "at least one of")
+    monkeypatch.setattr(get_settings(), "download_max_ids", 1)
+    assert_bad_request(start(client, supplier, [sent.id, sent.id + 1], ["XML"]), "at most 1 per download")
+    response = client.post("/api/v2/invoices-out/download", content=b"{not json", headers=supplier.headers)
+    assert response.status_code == 400
+    missing = start(client, supplier, [sent.id], ["XML"], "in")  # a sent invoice is not a received one
+    assert missing.status_code == 404 and str(sent.id) in missing.json()["errorDescription"]
+
+
+def test_only_the_requester_sees_the_download(client, supplier, queue):
+    sent = upload(client, supplier)
+    job_id = start(client, supplier, [sent.id], ["XML"]).json()["jobId"]
+    other = premium(client, vat="12345670017")
+    assert client.get(f"/api/v2/download/{job_id}", headers=other.headers).status_code == 404
+    assert client.get("/api/v2/download/unknown", headers=supplier.headers).status_code == 404
+    assert start(client, other, [sent.id], ["XML"]).status_code == 404  # not its invoice
+
+
+def test_a_too_large_download_fails_with_a_reason(client, supplier, queue, monkeypatch):
+    sent = upload(client, supplier)
+    queue.flush()
+    monkeypatch.setattr(get_settings(), "download_max_bytes", 100)
+    job_id = start(client, supplier, [sent.id], ["XML"]).json()["jobId"]
+    queue.drain()
+    failed = status(client, supplier, job_id)
+    assert (failed["status"], failed["file"]) == ("FAILED", None)
+    assert "ask for fewer invoices" in failed["error"]
+
+
+def test_a_step_the_job_table_gave_up_on_is_failed(client, supplier, queue):
+    sent = upload(client, supplier)
+    queue.flush()
+    job_id = start(client, supplier, [sent.id], ["XML"]).json()["jobId"]
+    queue.flush()
+    with unit_of_work() as session:  # what run_job records after the last failed attempt
+        session.execute(
+            update(JobRow)
+            .where(JobRow.key == f"download:{job_id}:0")
+            .values(status="failed", last_error="OperationalError: database is gone")
+        )
+    failed = status(client, supplier, job_id)
+    assert failed["status"] == "FAILED" and "database is gone" in failed["error"]
+
+
+def test_downloads_expire_after_the_retention(client, clock, supplier, queue):
+    sent = upload(client, supplier)
+    queue.flush()
+    job_id = start(client, supplier, [sent.id], ["XML"]).json()["jobId"]
+    queue.drain()
+    assert status(client, supplier, job_id)["status"] == "COMPLETED"
+    clock.advance(timedelta(hours=23))
+    delete_expired_downloads()
+    assert status(client, supplier, job_id)["status"] == "COMPLETED"
+    clock.advance(timedelta(hours=2))
+    assert delete_expired_downloads() >= 1
+    assert client.get(f"/api/v2/download/{job_id}", headers=supplier.headers).status_code == 404
