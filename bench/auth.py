@@ -1,6 +1,6 @@
 """Sign-in and authenticated GET throughput next to a bare FastAPI endpoint, in the same run.
 
-    .venv/bin/python bench/auth.py [--seconds 5] [--threads 4]
+.venv/bin/python bench/auth.py [--seconds 5] [--threads 4]
 """
 
 from __future__ import annotations

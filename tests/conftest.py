@@ -19,7 +19,9 @@ from varco.core.db import Database, set_database
 from varco.core.jobs import JobQueue, set_queue
 from varco.settings import get_settings
 
-POSTGRES_ADMIN_URL = os.environ.get("VARCO_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+POSTGRES_ADMIN_URL = os.environ.get(
+    "VARCO_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
 BACKENDS = os.environ.get("VARCO_TEST_BACKENDS", "sqlite,postgres").split(",")
 
 
@@ -29,6 +31,7 @@ def _test_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ["VARCO_DATA_DIR"] = str(data_dir)
     os.environ.pop("VARCO_REDIS_URL", None)
     os.environ.pop("VARCO_DATABASE_URL", None)
+    os.environ.update(VARCO_IP_LIMITS_ENABLED="false", VARCO_DEFAULT_TIER="6")  # tests/limits enable them
     get_settings.cache_clear()
     yield data_dir
     get_settings.cache_clear()

@@ -24,26 +24,39 @@ def unique_name(prefix: str = "user") -> str:
 
 
 def make_account(*, password: str = "s3cret-pw", **overrides: object) -> Account:
-    new = service.NewAccount(username=unique_name(), password=password,
-                             vat_code=_VATS[next(_counter) % len(_VATS)], pec="user@pec.example.it")
+    new = service.NewAccount(
+        username=unique_name(),
+        password=password,
+        vat_code=_VATS[next(_counter) % len(_VATS)],
+        pec="user@pec.example.it",
+    )
     new = replace(new, **overrides)  # type: ignore[arg-type]
     with unit_of_work() as session:
         return service.create_account(session, new, get_settings(), current_clock())
 
 
-def make_basic(delegate_to: Account | None = None, status: DelegationStatus = DelegationStatus.ACTIVE,
-               **overrides: object) -> Account:
+def make_basic(
+    delegate_to: Account | None = None,
+    status: DelegationStatus = DelegationStatus.ACTIVE,
+    **overrides: object,
+) -> Account:
     basic = make_account(kind=AccountKind.BASIC, **overrides)
     if delegate_to is not None:
         with unit_of_work() as session:
-            service.create_delegation(session, service.get(session, basic.id), service.get(session, delegate_to.id),
-                                      status, current_clock())
+            service.create_delegation(
+                session,
+                service.get(session, basic.id),
+                service.get(session, delegate_to.id),
+                status,
+                current_clock(),
+            )
     return basic
 
 
 def sign_in(client: TestClient, username: str, password: str = "s3cret-pw") -> dict:
-    response = client.post("/auth/signin", data={"grant_type": "password", "username": username,
-                                                 "password": password})
+    response = client.post(
+        "/auth/signin", data={"grant_type": "password", "username": username, "password": password}
+    )
     assert response.status_code == 200, response.text
     return response.json()
 

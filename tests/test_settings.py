@@ -15,7 +15,11 @@ def test_contract_numbers_are_the_defaults():
     assert s.access_token_ttl == timedelta(seconds=1800)
     assert s.refresh_token_ttl == timedelta(seconds=3600)
     assert s.max_upload_bytes == 5 * 1024 * 1024
-    assert (s.auth_requests_per_minute, s.upload_requests_per_minute, s.find_requests_per_minute) == (1, 30, 12)
+    assert (s.auth_requests_per_minute, s.upload_requests_per_minute, s.find_requests_per_minute) == (
+        1,
+        30,
+        12,
+    )
     assert s.tiers[0] == (60, 10_000) and s.tiers[6] == (30_000, 5_000_000)
     assert (s.page_size_default, s.page_size_max, s.report_retry_seconds) == (10, 100, 60)
 

@@ -8,11 +8,21 @@ from fastapi import FastAPI
 
 from varco import __version__
 from varco.accounts.endpoints import router as accounts_router
+from varco.accounts.multisellers.endpoints import router as multisellers_router
 from varco.auth.endpoints import router as auth_router
+from varco.callbacks.endpoints import router as callbacks_router
+from varco.comfin.endpoints import router as comfin_router
 from varco.core.errors import install_handlers
 from varco.core.health import router as health_router
 from varco.core.requests import RequestIdFilter, RequestIdMiddleware
 from varco.invoices.endpoints import router as invoices_router
+from varco.legacy.endpoints import router as legacy_router
+from varco.limits.middleware import install as install_limits
+from varco.panel.routes import router as panel_router
+from varco.sdi.endpoints import admin_router as sdi_admin_router
+from varco.sdi.endpoints import esito_router as sdi_esito_router
+from varco.search.endpoints_v1 import router as search_v1_router
+from varco.search.endpoints_v2 import router as search_v2_router
 
 DESCRIPTION = """
 varco is a self-hostable Italian e-invoicing intermediary speaking the REST contract of an
@@ -38,9 +48,28 @@ def configure_logging(level: int = logging.INFO) -> None:
 
 
 def create_app() -> FastAPI:
+    # Register every job handler and session listener now: importing them lazily inside an
+    # after_commit hook would add listeners while SQLAlchemy iterates them.
+    import varco.handlers  # noqa: F401
+
     app = FastAPI(title="varco", version=__version__, description=DESCRIPTION)
     install_handlers(app)
+    install_limits(app)  # §8: inside RequestIdMiddleware, so 429 bodies carry the request id
     app.add_middleware(RequestIdMiddleware)
-    for router in (health_router, auth_router, accounts_router, invoices_router):
+    for router in (
+        health_router,
+        auth_router,
+        accounts_router,
+        multisellers_router,
+        invoices_router,
+        sdi_esito_router,
+        sdi_admin_router,
+        search_v1_router,
+        search_v2_router,
+        callbacks_router,
+        comfin_router,
+        panel_router,
+        legacy_router,
+    ):
         app.include_router(router)
     return app

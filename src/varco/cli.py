@@ -11,14 +11,24 @@ from typing import Annotated
 
 import typer
 
+from varco.accounts.cli import delegations_app
 from varco.core.clock import current_clock
 from varco.core.errors import VarcoError
+from varco.limits.commands import users_set_tier, users_unlock
+from varco.preservation.cli import pdd_app, preservation_app
+from varco.sdi.cli import sdi_app
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="varco e-invoicing intermediary")
 db_app = typer.Typer(no_args_is_help=True, help="Database schema")
 users_app = typer.Typer(no_args_is_help=True, help="Accounts")
 app.add_typer(db_app, name="db")
 app.add_typer(users_app, name="users")
+app.add_typer(delegations_app, name="delegations")
+app.add_typer(sdi_app, name="sdi")
+app.add_typer(preservation_app, name="preservation")
+app.add_typer(pdd_app, name="pdd")
+users_app.command("unlock")(users_unlock)
+users_app.command("set-tier")(users_set_tier)
 
 
 def fail(message: str) -> None:

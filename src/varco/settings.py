@@ -59,7 +59,22 @@ class Settings(BaseSettings):
     upload_requests_per_minute: int = 30
     upload_signed_requests_per_minute: int = 30
     find_requests_per_minute: int = 12
-    trusted_proxies: list[str] = Field(default_factory=list)
+    trusted_proxies: list[str] = Field(default_factory=list)  # IPs or CIDRs whose X-Forwarded-For we honour
+    # §8.3 hourly flow control per paying account; off only for load tests (like ip_limits_enabled)
+    tier_limits_enabled: bool = True
+    tier_idle_reset: Duration = timedelta(hours=1)  # §8.3.2: cleared after one hour without any request
+    limits_key_prefix: str = "varco:limits:"  # Redis keys of the limiter state
+    limits_redis_timeout_seconds: float = 0.5  # Redis unreachable within this: 503 (docs/limits.md)
+    # how long the hourly bucket may reuse "who pays for this account" (delegations, tier) per process
+    limits_attribution_ttl: Duration = timedelta(seconds=10)
+    # §8.4 official e-mail; no smtp_host = embedded outbox (table + files in data_dir/mail)
+    smtp_host: str | None = None
+    smtp_port: int = 25
+    smtp_username: str | None = None
+    smtp_password: SecretStr | None = None
+    smtp_security: Literal["none", "starttls", "tls"] = "none"
+    smtp_timeout_seconds: float = 10.0
+    mail_from: str = "varco <noreply@varco.invalid>"
 
     # §8.1 / §7.2 0033: size of a sent file
     max_upload_bytes: int = 5 * 1024 * 1024
@@ -68,6 +83,8 @@ class Settings(BaseSettings):
     page_size_max: int = 100
     # §8.1: report retry after a 202
     report_retry_seconds: int = 60
+    # §4.1 report: a finished report is served this long, then a call starts a new one (contract silent)
+    report_ttl: Duration = timedelta(minutes=10)
     # §8.2 tiers
     tiers: dict[int, tuple[int, int]] = Field(default_factory=lambda: dict(DEFAULT_TIERS))
     default_tier: int = 0
@@ -81,6 +98,29 @@ class Settings(BaseSettings):
     reconcile_interval_seconds: int = 60
     # In-process worker threads for `varco serve` in embedded mode.
     embedded_workers: int = 2
+    # Search (issue 7): v2 creation window, bulk downloads, preservation packages
+    search_window: Duration = timedelta(days=10)  # decisions.md: creation window at most 10 days
+    download_max_ids: int = 1000  # invoices per bulk download
+    download_chunk_size: int = 100  # invoices packed per job step (progress advances per step)
+    download_max_bytes: int = 200 * 1024 * 1024  # a bigger ZIP fails: ask for fewer invoices
+    download_retention: Duration = timedelta(hours=24)  # then the ZIP and the jobId are deleted
+    preservation_batch: int = 500  # invoices sealed per reconciler run
+    # Financial communications (issue 10, docs/comfin.md)
+    comfin_send_deadline: Duration = timedelta(hours=24)  # §8.1 sending within 24 hours, else AR06
+    comfin_outcome_deadline: Duration = timedelta(days=5)  # no esito by then: AR07
+    # Callbacks and event feed (issue 12, docs/callbacks.md)
+    callback_timeout_seconds: float = 10.0  # one delivery attempt: connect, send, answer
+    callback_retry_window: Duration = timedelta(days=1)  # retried for a day, then the endpoint is disabled
+    callback_retry_base: Duration = timedelta(minutes=1)  # first back-off; doubles after each failure
+    callback_retry_max_delay: Duration = timedelta(hours=4)
+    callback_max_per_account: int = 10
+    callback_allowed_networks: list[str] = Field(default_factory=list)  # CIDRs exempt from SSRF refusal
+    events_page_default: int = 100  # GET /api/v2/events limit
+    events_page_max: int = 1000
+    events_feed_wait: Duration = timedelta(seconds=5)  # PostgreSQL: longest wait for in-flight events
+    # Control panel (issue 11, docs/panel.md)
+    panel_session_ttl: Duration = timedelta(hours=8)  # a browser session, then sign in again
+    panel_receipt_batch: int = 200  # received invoices queued for e-mail per reconciler run
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:

@@ -8,8 +8,13 @@ from tests.factories import bearer, make_account, sign_in
 
 
 def test_user_info_has_every_field_nested(client):
-    account = make_account(description="Rossi S.r.l.", fiscal_code="RSSMRA80A01H501U", pec="rossi@pec.example.it",
-                           max_space_kb=2048, expires_on=date(2027, 3, 31))
+    account = make_account(
+        description="Rossi S.r.l.",
+        fiscal_code="RSSMRA80A01H501U",
+        pec="rossi@pec.example.it",
+        max_space_kb=2048,
+        expires_on=date(2027, 3, 31),
+    )
     response = client.get("/auth/userInfo", headers=bearer(sign_in(client, account.username)))
     assert response.status_code == 200
     assert response.json() == {

@@ -13,7 +13,10 @@ from varco.accounts.models import DelegationStatus
 from varco.auth.models import AuthToken
 from varco.core.db import unit_of_work
 
-UNAUTHORIZED = {"error": "unauthorized", "error_description": "Full authentication is required to access this resource"}
+UNAUTHORIZED = {
+    "error": "unauthorized",
+    "error_description": "Full authentication is required to access this resource",
+}
 
 
 def signin_raw(client, **form):
@@ -23,8 +26,16 @@ def signin_raw(client, **form):
 def test_password_grant_returns_every_token_field(client, clock):
     account = make_account()
     body = sign_in(client, account.username)
-    assert set(body) == {"access_token", "token_type", "expires_in", "refresh_token", "userName",
-                         "as:client_id", ".issued", ".expires"}
+    assert set(body) == {
+        "access_token",
+        "token_type",
+        "expires_in",
+        "refresh_token",
+        "userName",
+        "as:client_id",
+        ".issued",
+        ".expires",
+    }
     assert body["token_type"] == "bearer"
     assert body["expires_in"] == 1800
     assert body["userName"] == account.username
@@ -38,18 +49,26 @@ def test_password_grant_returns_every_token_field(client, clock):
 
 def test_client_id_is_echoed(client):
     account = make_account()
-    response = signin_raw(client, grant_type="password", username=account.username, password="s3cret-pw",
-                          client_id="my-erp")
+    response = signin_raw(
+        client, grant_type="password", username=account.username, password="s3cret-pw", client_id="my-erp"
+    )
     assert response.json()["as:client_id"] == "my-erp"
 
 
 @pytest.mark.parametrize("username,password", [("known", "wrong"), ("nobody-at-all", "s3cret-pw")])
 def test_wrong_credentials_are_invalid_grant(client, username, password):
     account = make_account()
-    response = signin_raw(client, grant_type="password",
-                          username=account.username if username == "known" else username, password=password)
+    response = signin_raw(
+        client,
+        grant_type="password",
+        username=account.username if username == "known" else username,
+        password=password,
+    )
     assert response.status_code == 400
-    assert response.json() == {"error": "invalid_grant", "error_description": "The user name or password is incorrect."}
+    assert response.json() == {
+        "error": "invalid_grant",
+        "error_description": "The user name or password is incorrect.",
+    }
 
 
 def test_disabled_user_cannot_sign_in(client):
@@ -103,8 +122,9 @@ def test_malformed_requests_get_oauth_errors(client, form, error):
 
 def test_json_body_is_refused_with_a_clear_message(client):
     account = make_account()
-    response = client.post("/auth/signin", json={"grant_type": "password", "username": account.username,
-                                                 "password": "s3cret-pw"})
+    response = client.post(
+        "/auth/signin", json={"grant_type": "password", "username": account.username, "password": "s3cret-pw"}
+    )
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_request"
     assert "form" in response.json()["error_description"]
@@ -113,8 +133,10 @@ def test_json_body_is_refused_with_a_clear_message(client):
 @pytest.mark.parametrize("param", ["username", "password", "grant_type", "refresh_token", "access_token"])
 def test_sensitive_query_parameters_block_the_call(client, param):
     account = make_account()
-    response = client.post(f"/auth/signin?{param}=x",
-                           data={"grant_type": "password", "username": account.username, "password": "s3cret-pw"})
+    response = client.post(
+        f"/auth/signin?{param}=x",
+        data={"grant_type": "password", "username": account.username, "password": "s3cret-pw"},
+    )
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_request"
     assert param in response.json()["error_description"]
@@ -125,8 +147,11 @@ def test_sensitive_query_parameters_block_the_call(client, param):
 
 def test_stale_authorization_header_on_signin_is_tolerated(client):
     account = make_account()
-    response = client.post("/auth/signin", headers={"Authorization": "Bearer expired-or-garbage"},
-                           data={"grant_type": "password", "username": account.username, "password": "s3cret-pw"})
+    response = client.post(
+        "/auth/signin",
+        headers={"Authorization": "Bearer expired-or-garbage"},
+        data={"grant_type": "password", "username": account.username, "password": "s3cret-pw"},
+    )
     assert response.status_code == 200
 
 
@@ -162,7 +187,10 @@ def test_refresh_token_is_dead_60_minutes_after_issue(client, clock):
     clock.advance(timedelta(seconds=3600))
     response = signin_raw(client, grant_type="refresh_token", refresh_token=token["refresh_token"])
     assert response.status_code == 400
-    assert response.json() == {"error": "invalid_grant", "error_description": "The refresh token has expired."}
+    assert response.json() == {
+        "error": "invalid_grant",
+        "error_description": "The refresh token has expired.",
+    }
 
 
 def test_unknown_refresh_token_is_invalid_grant(client):
@@ -193,8 +221,10 @@ def test_token_expires_after_1800_seconds(client, clock):
     assert response.json() == UNAUTHORIZED
 
 
-@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic abc"},
-                                     {"Authorization": "Bearer "}])
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic abc"}, {"Authorization": "Bearer "}],
+)
 def test_missing_or_wrong_token_is_401(client, headers):
     response = client.get("/auth/userInfo", headers=headers)
     assert response.status_code == 401

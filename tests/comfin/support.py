@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import io
 import zipfile
 
 from pyhanko.sign import signers
+
+from varco.core.coroutines import run_sync
 
 SUPPLIER_VAT = "01234560017"  # a valid VAT number: also the company's tax code
 OTHER_VAT = "09876540015"
@@ -70,7 +71,7 @@ def df_xml(vat: str = SUPPLIER_VAT, *, client_vat: str = OTHER_VAT) -> bytes:
 def sign(pkcs12: bytes, content: bytes) -> bytes:
     """CAdES-BES attached (DER), as signing tools produce a .p7m."""
     signer = signers.SimpleSigner.load_pkcs12_data(pkcs12, other_certs=[], passphrase=b"p12-pw")
-    signed = asyncio.run(signer.async_sign_general_data(content, "sha256", detached=False, use_cades=True))
+    signed = run_sync(signer.async_sign_general_data(content, "sha256", detached=False, use_cades=True))
     return signed.dump()
 
 

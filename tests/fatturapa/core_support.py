@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -15,6 +14,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 from lxml import etree
+
+from varco.core.coroutines import run_sync
 
 CORE_FIXTURES = Path(__file__).parent / "core_fixtures"
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "fatturapa" / "samples"
@@ -76,7 +77,7 @@ class Signer:
             signing_cert=cert, signing_key=key, cert_registry=SimpleCertificateStore.from_certs([cert])
         )
         attrs = PdfCMSSignedAttributes(signing_time=signing_time or datetime(2025, 3, 1, 10, 0, tzinfo=UTC))
-        info = asyncio.run(
+        info = run_sync(
             signer.async_sign_general_data(content, "sha256", detached=False, signed_attr_settings=attrs)
         )
         return info.dump()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 
 import pytest
 from pyhanko.sign import signers
 
 from tests.invoices.support import invoice_xml
+from varco.core.coroutines import run_sync
 from varco.invoices.demo_signer import make_demo_pkcs12
 
 
@@ -21,7 +21,5 @@ def demo_pkcs12() -> bytes:
 def signed_invoice(demo_pkcs12: bytes) -> bytes:
     """A valid invoice signed CAdES-BES (attached, DER)."""
     signer = signers.SimpleSigner.load_pkcs12_data(demo_pkcs12, other_certs=[], passphrase=b"p12-pw")
-    signed = asyncio.run(
-        signer.async_sign_general_data(invoice_xml(), "sha256", detached=False, use_cades=True)
-    )
+    signed = run_sync(signer.async_sign_general_data(invoice_xml(), "sha256", detached=False, use_cades=True))
     return signed.dump()

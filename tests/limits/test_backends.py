@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
+from varco.core.coroutines import run_sync
 from varco.limits.decisions import HOUR_MS, MINUTE_MS, TierDecision
 
 IDLE = HOUR_MS
@@ -65,7 +65,7 @@ def test_async_window_shares_the_state(backend):
     async def twice() -> list[bool]:
         return [(await backend.ahit_window("aw", T0, 1)).allowed for _ in range(2)]
 
-    assert asyncio.run(twice()) == [True, False]
+    assert run_sync(twice()) == [True, False]
     assert backend.hit_window("aw", T0 + 1, 1).allowed is False
 
 

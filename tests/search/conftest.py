@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 
 import pytest
@@ -10,6 +9,7 @@ from pyhanko.sign import signers
 
 from tests.invoices.support import invoice_xml
 from tests.search.factories import User, premium
+from varco.core.coroutines import run_sync
 from varco.invoices.demo_signer import make_demo_pkcs12
 
 
@@ -29,7 +29,7 @@ def sign(cades_signer):  # noqa: ANN001, ANN201
     """CAdES-BES (attached, DER) of some bytes."""
 
     def signed(xml: bytes) -> bytes:
-        return asyncio.run(
+        return run_sync(
             cades_signer.async_sign_general_data(xml, "sha256", detached=False, use_cades=True)
         ).dump()
 

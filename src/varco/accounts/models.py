@@ -33,8 +33,8 @@ class Account(Base):
     kind: Mapped[str] = mapped_column(String(16), default=AccountKind.PREMIUM)
     description: Mapped[str] = mapped_column(String(255), default="")
     country_code: Mapped[str] = mapped_column(String(2), default="IT")
-    vat_code: Mapped[str | None] = mapped_column(String(28))
-    fiscal_code: Mapped[str | None] = mapped_column(String(28))
+    vat_code: Mapped[str | None] = mapped_column(String(28), index=True)  # routing of received invoices
+    fiscal_code: Mapped[str | None] = mapped_column(String(28), index=True)
     pec: Mapped[str | None] = mapped_column(String(255))
     tier: Mapped[int] = mapped_column(Integer, default=0)
     max_space_kb: Mapped[int] = mapped_column(Integer)
@@ -60,3 +60,17 @@ class Delegation(Base):
     status: Mapped[str] = mapped_column(String(16), default=DelegationStatus.PENDING)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class DelegationChange(Base):
+    """One row per status change of a delegation (written only by `accounts.delegations`)."""
+
+    __tablename__ = "delegation_changes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    delegation_id: Mapped[int] = mapped_column(ForeignKey("delegations.id"), index=True)
+    event: Mapped[str] = mapped_column(String(16))  # DelegationEvent
+    from_status: Mapped[str | None] = mapped_column(String(16))  # None: the delegation was created
+    to_status: Mapped[str] = mapped_column(String(16))
+    actor: Mapped[str | None] = mapped_column(String(150))  # who asked (operator, username)
+    at: Mapped[datetime] = mapped_column(UTCDateTime)

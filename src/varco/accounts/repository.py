@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import or_, select, text
 from sqlalchemy.orm import Session
 
-from varco.accounts.models import Account, Delegation, DelegationStatus
+from varco.accounts.models import Account, Delegation, DelegationChange, DelegationStatus
+
+# pg_advisory_xact_lock key for changes to the delegation graph (any constant: one lock).
+_GRAPH_LOCK_KEY = 0x7661_7263_6F64  # "varcod"
 
 
 class AccountRepository:
@@ -82,3 +85,75 @@ class AccountRepository:
             Delegation.delegate_id == delegate_id, Delegation.status == DelegationStatus.ACTIVE
         )
         return list(self.session.scalars(query))
+
+    # Delegation graph (writes go through accounts.delegations) -------------------------------------
+
+    def lock_delegation_graph(self) -> None:
+        """Serialise changes to the delegation graph (cycle and single-ACTIVE checks read all of it).
+
+        SQLite transactions already start with BEGIN IMMEDIATE; PostgreSQL takes an advisory lock
+        released at commit.
+        """
+        if self.session.get_bind().dialect.name == "postgresql":
+            self.session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _GRAPH_LOCK_KEY})
+
+    def delegation(self, delegation_id: int, *, for_update: bool = False) -> Delegation | None:
+        return self.session.get(Delegation, delegation_id, with_for_update=for_update or None)
+
+    def delegation_between(self, delegator_id: int, delegate_id: int) -> Delegation | None:
+        return self.session.scalar(
+            select(Delegation).where(
+                Delegation.delegator_id == delegator_id, Delegation.delegate_id == delegate_id
+            )
+        )
+
+    def reachable_delegates(self, start_id: int) -> set[int]:
+        """Accounts reachable from `start_id` along delegations that are not INACTIVE."""
+        seen: set[int] = set()
+        frontier = {start_id}
+        while frontier:
+            query = select(Delegation.delegate_id).where(
+                Delegation.delegator_id.in_(frontier), Delegation.status != DelegationStatus.INACTIVE
+            )
+            frontier = set(self.session.scalars(query)) - seen
+            seen |= frontier
+        return seen
+
+    def other_active_delegation(self, delegation: Delegation) -> Delegation | None:
+        """Another ACTIVE delegation from the same delegator, if any."""
+        return self.session.scalar(
+            select(Delegation)
+            .where(
+                Delegation.delegator_id == delegation.delegator_id,
+                Delegation.status == DelegationStatus.ACTIVE,
+                Delegation.id != delegation.id,
+            )
+            .limit(1)
+        )
+
+    def add_change(self, change: DelegationChange) -> None:
+        self.session.add(change)
+
+    def changes(self, delegation_id: int) -> list[DelegationChange]:
+        query = (
+            select(DelegationChange)
+            .where(DelegationChange.delegation_id == delegation_id)
+            .order_by(DelegationChange.id)
+        )
+        return list(self.session.scalars(query))
+
+    def delegations_of(self, account_id: int | None) -> list[tuple[Delegation, str, str]]:
+        """Delegations (with delegator and delegate usernames) touching `account_id`, or all of them."""
+        delegator = Account.__table__.alias("delegator")
+        delegate = Account.__table__.alias("delegate")
+        query = (
+            select(Delegation, delegator.c.username, delegate.c.username)
+            .join(delegator, delegator.c.id == Delegation.delegator_id)
+            .join(delegate, delegate.c.id == Delegation.delegate_id)
+            .order_by(Delegation.id)
+        )
+        if account_id is not None:
+            query = query.where(
+                or_(Delegation.delegator_id == account_id, Delegation.delegate_id == account_id)
+            )
+        return [(row[0], row[1], row[2]) for row in self.session.execute(query)]

@@ -9,8 +9,10 @@ from datetime import date, timedelta
 from sqlalchemy.orm import Session
 from stdnum.it import codicefiscale, iva
 
+from varco.accounts import delegations
 from varco.accounts.models import Account, AccountKind, Delegation, DelegationStatus
 from varco.accounts.repository import AccountRepository
+from varco.core import blobs
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest, NotFound, VarcoError
 from varco.core.security import hash_password
@@ -141,26 +143,20 @@ def refusal_reason(session: Session, account: Account, clock: Clock) -> str | No
 
 
 def create_delegation(
-    session: Session, delegator: Account, delegate: Account, status: DelegationStatus, clock: Clock
+    session: Session,
+    delegator: Account,
+    delegate: Account,
+    status: DelegationStatus,
+    clock: Clock,
+    actor: str | None = None,
 ) -> Delegation:
-    """Minimal delegation creation (the multiseller issue adds transitions and history)."""
-    if not delegate.is_premium:
-        raise AccountInputError(
-            f"{delegate.username!r} is not a Premium user: only Premium users can be delegated"
-        )
-    if delegator.id == delegate.id:
-        raise AccountInputError("an account cannot delegate itself")
-    now = clock.now()
-    return AccountRepository(session).add_delegation(
-        Delegation(
-            delegator_id=delegator.id, delegate_id=delegate.id, status=status, created_at=now, updated_at=now
-        )
-    )
+    """Create a delegation through the life cycle of `accounts.delegations` (history, cycle check)."""
+    return delegations.create(session, delegator, delegate, status, clock, actor)
 
 
 def used_space_kb(session: Session, account: Account) -> int:
-    """Storage used by the account's stored files, in KB (no files are stored yet: 0)."""
-    return 0
+    """Storage used by the account's stored files, in KB (rounded up: a 1-byte file uses 1 KB)."""
+    return -(-blobs.used_bytes(session, account.id) // 1024)
 
 
 class DelegationInvalid(VarcoError):

@@ -10,6 +10,7 @@ from varco.accounts.models import Account
 from varco.auth import service
 from varco.core.deps import ClockDep, SessionDep
 from varco.core.errors import Unauthorized
+from varco.limits import service as limits
 
 
 def bearer_token(request: Request) -> str | None:
@@ -26,6 +27,7 @@ def get_caller(request: Request, session: SessionDep, clock: ClockDep) -> Accoun
         raise Unauthorized()
     account = service.authenticate(session, token, clock)
     request.state.account_id = account.id
+    limits.guard(request, session, account, clock)  # §8.3/§8.4: every authenticated call counts
     return account
 
 

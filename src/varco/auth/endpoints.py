@@ -17,11 +17,14 @@ router = APIRouter(tags=["authentication"])
 # §5.2: credentials travel in the body only; any of these in the query string blocks the call.
 SENSITIVE_QUERY = ("username", "password", "grant_type", "refresh_token", "access_token")
 
+
 @router.post(
     "/auth/signin",
     response_model=TokenResponse,
     response_model_by_alias=True,
-    responses={400: {"model": OAuthErrorBody, "description": "Wrong credentials or malformed request (§2.2)"}},
+    responses={
+        400: {"model": OAuthErrorBody, "description": "Wrong credentials or malformed request (§2.2)"}
+    },
     summary="Obtain or refresh a token",
 )
 def signin(
@@ -31,7 +34,9 @@ def signin(
     settings: SettingsDep,
     grant_type: Annotated[str | None, Form(examples=["password", "refresh_token"])] = None,
     username: Annotated[str | None, Form(examples=["demo-premium"])] = None,
-    password: Annotated[str | None, Form(examples=["demo-premium-pw"], json_schema_extra={"format": "password"})] = None,
+    password: Annotated[
+        str | None, Form(examples=["demo-premium-pw"], json_schema_extra={"format": "password"})
+    ] = None,
     refresh_token: Annotated[str | None, Form()] = None,
     client_id: Annotated[str | None, Form()] = None,
 ) -> JSONResponse:

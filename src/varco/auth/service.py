@@ -24,7 +24,9 @@ class IssuedToken:
     username: str
 
 
-def _issue(session: Session, account: Account, client_id: str, clock: Clock, settings: Settings) -> IssuedToken:
+def _issue(
+    session: Session, account: Account, client_id: str, clock: Clock, settings: Settings
+) -> IssuedToken:
     now = clock.now()
     access, refresh = new_token(), new_token()
     record = AuthToken(
@@ -55,7 +57,9 @@ def sign_in(
     return _issue(session, account, client_id, clock, settings)
 
 
-def refresh(session: Session, refresh_token: str, client_id: str, clock: Clock, settings: Settings) -> IssuedToken:
+def refresh(
+    session: Session, refresh_token: str, client_id: str, clock: Clock, settings: Settings
+) -> IssuedToken:
     """grant_type=refresh_token: a new pair; the old refresh token is used up."""
     now = clock.now()
     record = session.scalar(
@@ -84,6 +88,17 @@ def authenticate(session: Session, access_token: str, clock: Clock) -> Account:
     account = accounts.get(session, record.account_id)
     if account is None or accounts.refusal_reason(session, account, clock):
         raise Unauthorized()
+    return account
+
+
+def check_credentials(session: Session, username: str, password: str, clock: Clock) -> Account:
+    """Version-1 calls carry username and password in the body (§9): the sign-in checks, no token."""
+    account = accounts.find(session, username)
+    if not verify_password(account.password_hash if account else None, password) or account is None:
+        raise InvalidGrant("The user name or password is incorrect.")
+    reason = accounts.refusal_reason(session, account, clock)
+    if reason:
+        raise InvalidGrant(reason)
     return account
 
 

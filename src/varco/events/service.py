@@ -6,9 +6,19 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from varco.core.errors import ServiceUnavailable
 from varco.events.models import Event
+from varco.events.repository import EventRepository
+from varco.settings import get_settings
+
+# PostgreSQL advisory lock that keeps the feed gap-free (docs/callbacks.md "Cursors"): writers hold
+# it shared from their first event to their commit; a feed read takes it exclusively, so it never
+# runs while an event with a smaller id is still uncommitted. SQLite serialises writers anyway.
+FEED_LOCK = 0x7661_7263_6F_6576  # "varco ev"
 
 
 def record(
@@ -20,6 +30,8 @@ def record(
     subject: str | None = None,
 ) -> Event:
     """Add an event in the caller's transaction: it exists if and only if the change commits."""
+    if _is_postgres(session):
+        session.execute(text("SELECT pg_advisory_xact_lock_shared(:key)"), {"key": FEED_LOCK})
     event = Event(
         account_id=account_id,
         type=type_,
@@ -28,4 +40,32 @@ def record(
         payload={"eventId": uuid.uuid4().hex, "type": type_, **payload},
     )
     session.add(event)
+    session.flush()  # the id: the feed cursor, and what deliveries point at
+    from varco.callbacks import delivery  # the outbox: deliveries are created in this transaction
+
+    delivery.fan_out(session, event)
     return event
+
+
+class FeedBusy(ServiceUnavailable):
+    """Events are being written for longer than the feed waits: retry in a few seconds."""
+
+
+def page(session: Session, account_ids: list[int], after: int, limit: int) -> list[Event]:
+    """Events of these accounts with an id above `after`, oldest first (the event feed)."""
+    if _is_postgres(session):
+        # Bounded wait: a reader queued for the exclusive lock also holds back new writers.
+        wait_ms = int(get_settings().events_feed_wait.total_seconds() * 1000)
+        session.execute(text(f"SET LOCAL lock_timeout = {max(wait_ms, 1)}"))
+        try:
+            session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": FEED_LOCK})
+        except OperationalError as exc:
+            if getattr(exc.orig, "sqlstate", None) != "55P03":  # lock_not_available
+                raise
+            raise FeedBusy() from None
+        session.execute(text("SET LOCAL lock_timeout = 0"))
+    return EventRepository(session).after(account_ids, after, limit)
+
+
+def _is_postgres(session: Session) -> bool:
+    return session.get_bind().dialect.name == "postgresql"

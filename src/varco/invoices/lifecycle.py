@@ -58,14 +58,17 @@ def apply_event(
         session,
         invoice.account_id,
         "updateInvoiceStatus",
-        status_payload(invoice, event),
+        status_payload(invoice, event, _notification_for(session, invoice.id, event)),
         now,
         subject=invoice.filename,
     )
     return invoice, True
 
 
-def status_payload(invoice: Invoice, event: InvoiceEvent | None = None) -> dict[str, Any]:
+def status_payload(
+    invoice: Invoice, event: InvoiceEvent | None = None, notification: Notification | None = None
+) -> dict[str, Any]:
+    """What a callback receiver needs without another call (issue: callbacks)."""
     state = InvoiceState(invoice.state)
     return {
         "invoiceId": invoice.id,
@@ -74,8 +77,18 @@ def status_payload(invoice: Invoice, event: InvoiceEvent | None = None) -> dict[
         "status": state.value,
         "statusDescription": state.label,
         "event": event.value if event else None,
+        "notificationType": notification.type if notification else None,
+        "notificationFilename": notification.filename if notification else None,
         "sdiErrors": invoice.sdi_errors or [],
     }
+
+
+def _notification_for(session: Session, invoice_id: int, event: InvoiceEvent) -> Notification | None:
+    """The SDI message that caused this change (stored just before it), if any."""
+    type_ = event.value[:2]  # NE-EC01 -> NE
+    if type_ not in {"NS", "MC", "AT", "RC", "NE", "DT"}:
+        return None
+    return InvoiceRepository(session).latest_notification(invoice_id, type_)
 
 
 def record_initial_state(session: Session, invoice: Invoice, now: datetime) -> None:
@@ -141,3 +154,21 @@ def safe_apply(
     except IllegalTransition as exc:
         log.warning("invoice %s: refused %s (%s)", invoice_id, event.value, exc)
         return None
+
+
+def find_invoice(
+    session: Session, *, sdi_id: str | None = None, filename: str | None = None, direction: str | None = None
+) -> Invoice | None:
+    """One invoice by IdentificativoSdI and/or file name (the SDI side looks invoices up this way)."""
+    return InvoiceRepository(session).find(sdi_id=sdi_id, filename=filename, direction=direction)
+
+
+def add_invoice(session: Session, invoice: Invoice, now: datetime) -> Invoice:
+    """Store a new invoice (e.g. a received one) with the history row of its first state."""
+    InvoiceRepository(session).add(invoice)
+    record_initial_state(session, invoice, now)
+    return invoice
+
+
+def count_notifications(session: Session, invoice_id: int, type_: str) -> int:
+    return InvoiceRepository(session).count_notifications(invoice_id, type_)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, lazyload
 
 from varco.invoices.models import Invoice, InvoiceTransition, Notification
 
@@ -53,6 +53,15 @@ class InvoiceRepository:
         query = select(Notification).where(Notification.invoice_id == invoice_id).order_by(Notification.id)
         return list(self.session.scalars(query))
 
+    def latest_notification(self, invoice_id: int, type_: str) -> Notification | None:
+        query = (
+            select(Notification)
+            .where(Notification.invoice_id == invoice_id, Notification.type == type_)
+            .order_by(Notification.id.desc())
+            .limit(1)
+        )
+        return self.session.scalar(query)
+
     def count_notifications(self, invoice_id: int, type_: str) -> int:
         query = select(func.count(Notification.id)).where(
             Notification.invoice_id == invoice_id, Notification.type == type_
@@ -80,3 +89,16 @@ class InvoiceRepository:
             Invoice.created_at >= since,
         )
         return self.session.scalar(query.limit(1))
+
+    def find(
+        self, *, sdi_id: str | None = None, filename: str | None = None, direction: str | None = None
+    ) -> Invoice | None:
+        """One invoice by IdentificativoSdI and/or file name, optionally of one direction."""
+        query = select(Invoice).options(lazyload(Invoice.bodies))  # bodies on access only
+        if sdi_id is not None:
+            query = query.where(Invoice.sdi_id == sdi_id)
+        if filename is not None:
+            query = query.where(Invoice.filename == filename)
+        if direction is not None:
+            query = query.where(Invoice.direction == direction)
+        return self.session.scalar(query.order_by(Invoice.id).limit(1))

@@ -6,7 +6,6 @@ never stored: a wrong credential simply cannot open the key.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account
+from varco.core.coroutines import run_sync
 from varco.core.errors import Shape, VarcoError
 from varco.invoices.models import SigningIdentity
 
@@ -97,7 +97,7 @@ def identity_for(session: Session, account: Account, credential: str | None, dom
 
 def sign_cades(content: bytes, identity: Identity) -> bytes:
     """An attached CAdES-BES signature (DER `.p7m`)."""
-    signed = asyncio.run(
+    signed = run_sync(
         identity.signer.async_sign_general_data(content, "sha256", detached=False, use_cades=True)
     )
     return signed.dump()

@@ -1,0 +1,61 @@
+"""The event feed: an account's events after a cursor, oldest first (issue 12, docs/callbacks.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from varco.accounts import service as accounts
+from varco.accounts.models import Account
+from varco.callbacks import envelope
+from varco.core.errors import BadRequest
+from varco.events import service as events
+
+MAX_CURSOR = 2**63 - 1
+
+
+class FeedInputError(BadRequest):
+    """Invalid event feed parameter."""
+
+
+@dataclass(frozen=True)
+class FeedPage:
+    items: list[dict[str, Any]]
+    next_cursor: str
+    has_more: bool
+
+
+def parse_cursor(raw: str | None) -> int:
+    """`after`: a cursor from an earlier page (today the event id); blank or absent: the beginning."""
+    if raw is None or not raw.strip():
+        return 0
+    text = raw.strip()
+    if not text.isdigit() or int(text) > MAX_CURSOR:
+        raise FeedInputError(f"after must be a cursor returned by this feed (digits): got {raw!r}")
+    return int(text)
+
+
+def parse_limit(raw: str | None, default: int, maximum: int) -> int:
+    if raw is None or not raw.strip():
+        return default
+    text = raw.strip()
+    if not text.isdigit() or not 1 <= int(text) <= maximum:
+        raise FeedInputError(f"limit must be an integer between 1 and {maximum}: got {raw!r}")
+    return int(text)
+
+
+def read(session: Session, caller: Account, after: int, limit: int) -> FeedPage:
+    """Events of the caller and of the taxpayers that delegated it (ACTIVE), as in searches."""
+    visible = accounts.visible_account_ids(session, caller)
+    found = events.page(session, visible, after, limit + 1)
+    page = found[:limit]
+    owners: dict[int, Account | None] = {}
+    items = []
+    for event in page:
+        if event.account_id not in owners:
+            owners[event.account_id] = accounts.get(session, event.account_id)
+        items.append(envelope.envelope(event, owners[event.account_id]))
+    next_cursor = str(page[-1].id) if page else str(after)
+    return FeedPage(items=items, next_cursor=next_cursor, has_more=len(found) > limit)

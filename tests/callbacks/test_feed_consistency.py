@@ -1,0 +1,43 @@
+"""The feed never skips an event whose transaction commits after a later one (stable cursors)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.factories import bearer, make_account, sign_in
+from varco.core.db import unit_of_work
+from varco.events import service as events
+
+
+def _usage(session, account_id: int, used: int, clock):  # noqa: ANN001, ANN202
+    payload = {"username": "x", "year": 2026, "usedTransmissions": used}
+    return events.record(session, account_id, "updateUsage", payload, clock.now())
+
+
+def test_a_feed_read_waits_for_an_event_still_being_committed(db, clock, configure, client):
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs one writer at a time: event ids always commit in order")
+    configure(events_feed_wait="0.1")
+    account = make_account()
+    token = sign_in(client, account.username)
+    with unit_of_work() as slow:
+        early = _usage(slow, account.id, 1, clock)
+        with unit_of_work() as fast:  # a later event commits while the earlier one is open
+            late = _usage(fast, account.id, 2, clock)
+        assert late.id > early.id
+        # Reading now would return `late` and move the client's cursor past `early` for ever.
+        with pytest.raises(events.FeedBusy), unit_of_work() as reader:
+            events.page(reader, [account.id], 0, 10)
+        busy = client.get("/api/v2/events", headers=bearer(token))  # waited 0.1 s, then gave up
+        assert busy.status_code == 503 and busy.json()["errorCode"] == "0095"
+    with unit_of_work() as reader:
+        assert [e.id for e in events.page(reader, [account.id], 0, 10)] == [early.id, late.id]
+
+
+def test_events_roll_back_with_the_change_they_report(db, clock):
+    account = make_account()
+    with pytest.raises(RuntimeError), unit_of_work() as session:
+        _usage(session, account.id, 1, clock)
+        raise RuntimeError("the change failed")
+    with unit_of_work() as reader:
+        assert events.page(reader, [account.id], 0, 10) == []
