@@ -10,6 +10,7 @@ from varco.fatturapa.findings import Finding, Stage
 
 # Importing the rule modules registers their rules in RULES.
 from varco.fatturapa.rules import async_rules, sync_rules  # noqa: F401
+from varco.fatturapa.rules.async_rules._xml import LOOKUPS
 from varco.fatturapa.rules.registry import RuleContext, rules_for
 
 
@@ -19,6 +20,10 @@ def run_rules(
     """Every finding of every rule registered for `fmt` (and `stage`, when given), in table order."""
     ctx = RuleContext(root=root, format=fmt, received_date=received_date)
     findings: list[Finding] = []
-    for spec in rules_for(fmt, stage):
-        findings.extend(spec.run(ctx))
+    token = LOOKUPS.set({})  # rules share line lookups for this one document
+    try:
+        for spec in rules_for(fmt, stage):
+            findings.extend(spec.run(ctx))
+    finally:
+        LOOKUPS.reset(token)
     return findings
