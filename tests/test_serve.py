@@ -62,5 +62,6 @@ def test_serve_with_demo_data_and_embedded_worker(tmp_path):
         proc.terminate()
         output, _ = proc.communicate(timeout=30)
     assert "demo account created: demo-premium / demo-premium-pw" in output
+    assert "demo account created: demo-admin / demo-admin-pw" in output
     assert "embedded worker started" in output
     assert "Application shutdown complete" in output  # clean shutdown (uvicorn re-raises SIGTERM)

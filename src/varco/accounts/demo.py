@@ -28,6 +28,12 @@ DEMO_ACCOUNTS: tuple[service.NewAccount, ...] = (
         fiscal_code="09876540015",
         pec="demo-basic@pec.varco.example",
     ),
+    service.NewAccount(
+        username="demo-admin",
+        password="demo-admin-pw",
+        description="varco operator",
+        is_admin=True,
+    ),
 )
 
 
