@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -107,3 +107,24 @@ def app(db: Database, clock: ManualClock, queue: JobQueue):  # noqa: ANN201
 def client(app) -> Iterator[TestClient]:  # noqa: ANN001
     with TestClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
+
+
+@pytest.fixture
+def configure() -> Iterator[Callable[..., None]]:
+    """Set VARCO_* variables for this test (settings re-read); restored afterwards."""
+    saved: dict[str, str | None] = {}
+
+    def set_env(**values: object) -> None:
+        for name, value in values.items():
+            key = f"VARCO_{name.upper()}"
+            saved.setdefault(key, os.environ.get(key))
+            os.environ[key] = str(value)
+        get_settings.cache_clear()
+
+    yield set_env
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    get_settings.cache_clear()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 import redis
@@ -14,7 +14,6 @@ from fastapi.testclient import TestClient
 from varco.limits.backends import LimiterBackend, MemoryBackend
 from varco.limits.middleware import use_limiter
 from varco.limits.redis_backend import RedisBackend
-from varco.settings import get_settings
 
 REDIS_URL = os.environ.get("VARCO_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -45,27 +44,6 @@ def backend(request: pytest.FixtureRequest) -> Iterator[LimiterBackend]:
     redis_backend = RedisBackend(REDIS_URL, prefix, timeout=5)  # a loaded CI machine is not an outage
     yield redis_backend
     redis_backend.close()
-
-
-@pytest.fixture
-def configure() -> Iterator[Callable[..., None]]:
-    """Set VARCO_* variables for this test (settings re-read); restored afterwards."""
-    saved: dict[str, str | None] = {}
-
-    def set_env(**values: object) -> None:
-        for name, value in values.items():
-            key = f"VARCO_{name.upper()}"
-            saved.setdefault(key, os.environ.get(key))
-            os.environ[key] = str(value)
-        get_settings.cache_clear()
-
-    yield set_env
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-    get_settings.cache_clear()
 
 
 def _client(app, backend: LimiterBackend) -> Iterator[TestClient]:  # noqa: ANN001
