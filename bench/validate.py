@@ -22,6 +22,7 @@ from lxml import etree
 
 from varco.fatturapa import CheckOptions, check, check_sync
 from varco.fatturapa.rules.registry import RuleContext, rules_for
+from varco.fatturapa.rules.runner import run_rules
 from varco.fatturapa.schema import schema_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,8 +97,21 @@ def sync_only(data: bytes) -> bool:
     return check_sync(data, OPTIONS).accepted
 
 
+def async_stage(data: bytes, rounds: int) -> float:
+    """Best time of the whole asynchronous stage on `data` (rules sharing their line lookups)."""
+    report = check_sync(data, OPTIONS)
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        run_rules(report.root, report.format, OPTIONS.received_date, stage="async")
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def slowest_rules(data: bytes, rounds: int, top: int = 5) -> list[tuple[float, str]]:
-    """Where the asynchronous stage spends its time on `data`: (seconds, rule) slowest first."""
+    """Where the asynchronous stage spends its time on `data`: (seconds, rule) slowest first.
+    Each rule runs alone here, so a rule that walks the detail lines pays the whole walk that,
+    inside `check()`, the rules share."""
     report = check_sync(data, OPTIONS)
     ctx = RuleContext(report.root, report.format, OPTIONS.received_date)
     timings = []
@@ -156,8 +170,11 @@ def main() -> int:
         f"{'ratio':>14}: full = {ratio:.0%} of raw (target >= 50 %); sync only = "
         f"{results['raw parse+XSD'] / results['check_sync()']:.0%} of raw"
     )
+    stage_ms = async_stage(large, args.rounds) * 1e3
+    print(f"asynchronous stage on the large invoice (all rules): {stage_ms:.1f} ms")
     rules = slowest_rules(large, args.rounds)
-    print(f"slowest asynchronous rules on the large invoice ({len(rules_for('FPR12', 'async'))} rules):")
+    count = len(rules_for("FPR12", "async"))
+    print(f"slowest asynchronous rules on the large invoice, each alone ({count} rules):")
     for seconds, name in rules:
         print(f"  {seconds * 1e3:6.1f} ms  {name}")
 

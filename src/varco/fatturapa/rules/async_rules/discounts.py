@@ -10,7 +10,7 @@ from varco.fatturapa.rules.async_rules._xml import (
     bodies,
     body_findings,
     child,
-    detail_lines,
+    line_facts,
     line_label,
     text,
     where,
@@ -25,6 +25,10 @@ def _without_amount(discount: Element) -> bool:
         and child(discount, "Percentuale") is None
         and child(discount, "Importo") is None
     )
+
+
+def _line_discounts(body: Element) -> Iterator[tuple[Element, Element]]:
+    return ((line.element, discount) for line in line_facts(body) for discount in line.discounts)
 
 
 @rule(
@@ -63,8 +67,7 @@ def line_discount_amount(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
                 f"{line_label(line)}: 2.2.1.10 <ScontoMaggiorazione> of type {text(discount, 'Tipo')} has "
                 f"neither 2.2.1.10.2 <Percentuale> nor 2.2.1.10.3 <Importo> ({where(discount)})",
             )
-            for line in detail_lines(body)
-            for discount in line.iterchildren("ScontoMaggiorazione")
+            for line, discount in _line_discounts(body)
             if _without_amount(discount)
         ]
         yield from body_findings(ctx, spec, index, offenders)

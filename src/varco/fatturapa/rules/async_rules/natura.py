@@ -8,27 +8,29 @@ those report it, and 00420 reports only the N6 / split-payment clash.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date
 
 from varco.fatturapa.findings import Finding
 from varco.fatturapa.rules.async_rules._xml import (
     NATURA_AT,
     ZERO,
+    Element,
+    LineFacts,
     bodies,
     body_findings,
     child,
     decimal_at,
-    detail_lines,
     doc_date,
     doc_type,
     holder_label,
+    line_facts,
     line_label,
+    natura_holders,
     pension_funds,
     rate_text,
     summaries,
     text,
-    vat_holders,
     where,
 )
 from varco.fatturapa.rules.registry import ORDINARY, RuleContext, RuleSpec, rule
@@ -36,6 +38,10 @@ from varco.fatturapa.rules.registry import ORDINARY, RuleContext, RuleSpec, rule
 REVERSE_CHARGE_INTEGRATION = "TD16"  # 00401/00430: Natura allowed on a non-zero rate
 GENERIC_NATURA_END = date(2021, 1, 1)  # 00445: from this invoice date N2, N3, N6 need a sub-code
 GENERIC_NATURA = frozenset({"N2", "N3", "N6"})
+
+
+def _lines_where(body: Element, test: Callable[[LineFacts], bool]) -> Iterator[Element]:
+    return (facts.element for facts in line_facts(body) if test(facts))
 
 
 @rule(
@@ -53,8 +59,7 @@ def line_natura_required(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
                 f"{line_label(line)}: 2.2.1.14 <Natura> is missing while 2.2.1.12 <AliquotaIVA> is 0.00 "
                 f"({where(line)})",
             )
-            for line in detail_lines(body)
-            if decimal_at(line, "AliquotaIVA") == ZERO and child(line, "Natura") is None
+            for line in _lines_where(body, lambda facts: facts.rate == ZERO and facts.natura_element is None)
         ]
         yield from body_findings(ctx, spec, index, offenders)
 
@@ -71,15 +76,14 @@ def line_natura_forbidden(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]
         if doc_type(body) == REVERSE_CHARGE_INTEGRATION:
             continue
         offenders = []
-        for line in detail_lines(body):
-            rate = decimal_at(line, "AliquotaIVA")
-            natura = child(line, "Natura")
+        for line in line_facts(body):
+            rate, natura = line.rate, line.natura_element
             if rate is not None and rate != ZERO and natura is not None:
                 offenders.append(
                     (
                         natura,
-                        f"{line_label(line)}: 2.2.1.14 <Natura> {text(natura)} is not allowed with 2.2.1.12 "
-                        f"<AliquotaIVA> {rate_text(rate)} ({where(natura)})",
+                        f"{line_label(line.element)}: 2.2.1.14 <Natura> {line.natura} is not allowed with "
+                        f"2.2.1.12 <AliquotaIVA> {rate_text(rate)} ({where(natura)})",
                     )
                 )
         yield from body_findings(ctx, spec, index, offenders)
@@ -202,14 +206,13 @@ def generic_natura(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
         if issued is None or issued < GENERIC_NATURA_END:
             continue
         offenders = []
-        for holder in vat_holders(body):
-            natura = child(holder, "Natura")
-            if natura is not None and text(natura) in GENERIC_NATURA:
+        for holder, value, natura in natura_holders(body):
+            if natura is not None and value in GENERIC_NATURA:
                 label = holder_label(holder, NATURA_AT)
                 offenders.append(
                     (
                         natura,
-                        f"{label} <Natura> {text(natura)} is a generic code, refused for invoices dated "
+                        f"{label} <Natura> {value} is a generic code, refused for invoices dated "
                         f"{issued} (from 2021-01-01) ({where(natura)})",
                     )
                 )

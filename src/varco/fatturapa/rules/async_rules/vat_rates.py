@@ -20,17 +20,16 @@ from varco.fatturapa.rules.async_rules._xml import (
     bodies,
     body_findings,
     body_prefix,
-    child,
     decimal_at,
-    detail_lines,
     doc_type,
     holder_label,
+    line_facts,
     line_label,
     pension_funds,
+    rate_holders,
     rate_text,
     summaries,
     text,
-    vat_holders,
     where,
 )
 from varco.fatturapa.rules.registry import ORDINARY, RuleContext, RuleSpec, rule
@@ -50,7 +49,10 @@ def _first_by_rate(elements: Iterator[Element]) -> dict[Decimal, Element]:
 
 def _line_rates(body: Element) -> dict[Decimal, Element]:
     """Rates of 2.2.1.12 (lines) and 2.1.1.7.5 (pension funds), first element of each."""
-    rates = _first_by_rate(detail_lines(body))
+    rates: dict[Decimal, Element] = {}
+    for line in line_facts(body):
+        if line.rate is not None:
+            rates.setdefault(line.rate, line.element)
     for rate, fund in _first_by_rate(pension_funds(body)).items():
         rates.setdefault(rate, fund)
     return rates
@@ -95,10 +97,8 @@ def rates_are_percentages(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]
     """00424: a rate strictly between 0 and 1 is a fraction written where a percentage belongs."""
     for index, body in bodies(ctx):
         offenders = []
-        for holder in vat_holders(body):
-            rate = decimal_at(holder, "AliquotaIVA")
+        for holder, rate, element in rate_holders(body):
             if rate is not None and ZERO < rate < ONE:
-                element = child(holder, "AliquotaIVA")
                 label = holder_label(holder, RATE_AT)
                 offenders.append(
                     (
@@ -163,7 +163,10 @@ def _first_by_natura(elements: Iterator[Element]) -> dict[str, Element]:
 def naturas_match_summaries(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00444: the summary Natura codes and the line/pension-fund Natura codes are the same set."""
     for index, body in bodies(ctx):
-        used = _first_by_natura(detail_lines(body))
+        used: dict[str, Element] = {}
+        for line in line_facts(body):
+            if line.natura is not None:
+                used.setdefault(line.natura, line.element)
         for natura, fund in _first_by_natura(pension_funds(body)).items():
             used.setdefault(natura, fund)
         summarised = _first_by_natura(summaries(body))
@@ -202,7 +205,6 @@ def self_invoice_taxed(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
             continue
         offenders = [
             (line, f"{line_label(line)}: 2.2.1.12 <AliquotaIVA> is 0.00 in a TD21 document ({where(line)})")
-            for line in detail_lines(body)
-            if decimal_at(line, "AliquotaIVA") == ZERO
+            for line in (facts.element for facts in line_facts(body) if facts.rate == ZERO)
         ]
         yield from body_findings(ctx, spec, index, offenders)

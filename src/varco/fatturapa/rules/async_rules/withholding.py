@@ -13,7 +13,7 @@ from varco.fatturapa.rules.async_rules._xml import (
     Element,
     bodies,
     body_prefix,
-    detail_lines,
+    line_facts,
     line_label,
     pension_funds,
     text,
@@ -46,7 +46,7 @@ def lines_need_withholding(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding
     for index, body in bodies(ctx):
         if _has_withholding(body):
             continue
-        flagged = _flagged(detail_lines(body))
+        flagged = [line.element for line in line_facts(body) if line.withholding == "SI"]
         if flagged:
             first = flagged[0]
             yield ctx.finding(
