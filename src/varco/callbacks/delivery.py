@@ -256,7 +256,8 @@ def _notify_owner(
         f"Deliveries dropped: {cancelled}.\n\n"
         "Nothing is lost: every event stays in the event feed (GET /api/v2/events?after=<cursor>).\n"
         f"Fix the endpoint, check it with POST /api/v2/callbacks/{endpoint.id}/test, then enable it "
-        f"again with POST /api/v2/callbacks/{endpoint.id}/enable.\n"
+        f"again with POST /api/v2/callbacks/{endpoint.id}/enable (or in the control panel, "
+        f"/panel/callbacks/{endpoint.id}).\n"
     )
     mail.queue_message(
         session,

@@ -164,3 +164,19 @@ class CallbackRepository:
             .limit(limit)
         )
         return [(delivery, type_) for delivery, type_ in self.session.execute(query)]
+
+    def latest_delivery_of(self, callback_ids: list[int]) -> dict[int, tuple[CallbackDelivery, str | None]]:
+        """The newest delivery of each endpoint that has one, with its event type (None: a test)."""
+        if not callback_ids:
+            return {}
+        newest = (
+            select(func.max(CallbackDelivery.id))
+            .where(CallbackDelivery.callback_id.in_(callback_ids))
+            .group_by(CallbackDelivery.callback_id)
+        )
+        query = (
+            select(CallbackDelivery, Event.type)
+            .outerjoin(Event, Event.id == CallbackDelivery.event_id)
+            .where(CallbackDelivery.id.in_(newest))
+        )
+        return {delivery.callback_id: (delivery, type_) for delivery, type_ in self.session.execute(query)}

@@ -144,3 +144,11 @@ def deliveries(
     """The endpoint's latest deliveries with their event type, newest first."""
     endpoint = get_owned(session, owner, callback_id)
     return CallbackRepository(session).recent_deliveries(endpoint.id, limit)
+
+
+def last_deliveries(
+    session: Session, owner: Account, endpoints: list[CallbackEndpoint]
+) -> dict[int, tuple[CallbackDelivery, str | None]]:
+    """The newest delivery (and its event type) of each of the caller's endpoints that has one."""
+    ids = [e.id for e in endpoints if e.account_id == owner.id]
+    return CallbackRepository(session).latest_delivery_of(ids)
