@@ -10,8 +10,8 @@ from tests.factories import make_account, make_basic
 from tests.panel.support import csrf_of, panel_login
 from tests.search.factories import premium, received
 from varco.core.db import unit_of_work
+from varco.mail import receipts
 from varco.mail.models import MailMessage
-from varco.panel import receipts
 
 
 def outbox(account_id: int) -> list[MailMessage]:

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from openpyxl import load_workbook
+from pypdf import PdfReader
 from sqlalchemy import update
 
 from tests.invoices.support import invoice_xml
@@ -70,7 +71,7 @@ def test_the_zip_holds_the_kinds_asked_for(client, supplier, queue, sign):
         ("XML",): {signed.filename[:-4], plain.filename},
         ("P7M",): {signed.filename},
         ("NOTIFICATIONS",): {mt.filename},
-        ("PDF",): set(),  # no PDF rendering yet
+        ("PDF",): {signed.filename[:-8] + ".pdf", plain.filename[:-4] + ".pdf"},
         ("xml", "p7m", "notification", "xlsx"): {
             signed.filename[:-4],
             signed.filename,
@@ -99,6 +100,29 @@ def test_the_zip_holds_the_kinds_asked_for(client, supplier, queue, sign):
     header = rows[0]
     first = dict(zip(header, rows[1], strict=True))
     assert (first["status"], first["docType"], first["totalDocument"]) == ("Ricevuta", "in", 266.88)
+
+
+def pdf_text(content: bytes) -> str:
+    return "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(content)).pages)
+
+
+def test_pdf_type_is_a_zip_of_renderings(client, supplier, queue, sign, small_steps):
+    xml = invoice_xml(number="PDF-SIGNED-1")
+    signed = received(supplier.account, data=xml, signed=sign(xml))
+    plain = received(supplier.account, number="PDF-PLAIN-2")
+    batch = received(supplier.account, data=invoice_xml("FPR12_batch"))
+    job_id = start(client, supplier, [signed.id, plain.id, batch.id], ["pdf"], "in").json()["jobId"]
+    queue.drain()
+    done = status(client, supplier, job_id)
+    assert done["status"] == "COMPLETED", done
+    files = zip_names(unb64(done["file"]))
+    stems = [signed.filename.removesuffix(".xml.p7m")]
+    stems += [i.filename.removesuffix(".xml") for i in (plain, batch)]
+    assert sorted(files) == sorted(f"{stem}.pdf" for stem in stems)
+    assert "PDF-SIGNED-1" in pdf_text(files[f"{stems[0]}.pdf"])  # the signed file's invoice, unwrapped
+    assert "PDF-PLAIN-2" in pdf_text(files[f"{stems[1]}.pdf"])
+    numbers = [b.number for b in batch.bodies]
+    assert len(numbers) > 1 and all(n in pdf_text(files[f"{stems[2]}.pdf"]) for n in numbers)  # every body
 
 
 def test_bad_requests_say_what_to_change(client, supplier, monkeypatch):

@@ -11,22 +11,28 @@ import logging
 import os
 import smtplib
 import ssl
+from collections.abc import Sequence
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from varco.core.blobs import Blob
 from varco.core.clock import Clock
 from varco.core.jobs import job
-from varco.mail.models import MailMessage
+from varco.mail.models import MailAttachment, MailMessage
 from varco.settings import Settings, get_settings
 
 log = logging.getLogger("varco.mail")
 
 
-def build_email(message: MailMessage, settings: Settings) -> EmailMessage:
+def build_email(
+    message: MailMessage, settings: Settings, attachments: Sequence[tuple[MailAttachment, bytes]] = ()
+) -> EmailMessage:
+    """The MIME message: the text body, then one part per attachment (multipart/mixed when any)."""
     email = EmailMessage()
     email["From"] = settings.mail_from
     email["To"] = message.to_address or "undisclosed-recipients:;"
@@ -35,7 +41,20 @@ def build_email(message: MailMessage, settings: Settings) -> EmailMessage:
     email["Message-ID"] = make_msgid(idstring=f"mail{message.id}", domain="varco")
     email["X-Varco-Key"] = message.key
     email.set_content(message.body)
+    for attachment, content in attachments:
+        maintype, _, subtype = attachment.content_type.partition("/")
+        email.add_attachment(content, maintype=maintype, subtype=subtype, filename=attachment.filename)
     return email
+
+
+def attachments_of(session: Session, message_id: int) -> list[tuple[MailAttachment, bytes]]:
+    query = (
+        select(MailAttachment, Blob.content)
+        .join(Blob, Blob.id == MailAttachment.blob_id)
+        .where(MailAttachment.message_id == message_id)
+        .order_by(MailAttachment.position)
+    )
+    return [(attachment, content) for attachment, content in session.execute(query)]
 
 
 def send_smtp(email: EmailMessage, settings: Settings) -> None:
@@ -75,7 +94,7 @@ def deliver(session: Session, args: dict[str, Any], clock: Clock) -> None:
     if message is None or message.delivered_at is not None:
         return
     settings = get_settings()
-    email = build_email(message, settings)
+    email = build_email(message, settings, attachments_of(session, message.id))
     if settings.smtp_host and message.to_address:
         send_smtp(email, settings)
         message.transport, message.location = "smtp", f"{settings.smtp_host}:{settings.smtp_port}"

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from varco.core import jobs
+from varco.core import blobs, jobs
 from varco.core.clock import Clock
 from varco.mail import delivery  # noqa: F401 - registers the "mail.deliver" job
-from varco.mail.models import MailMessage
+from varco.mail.models import MailAttachment, MailMessage
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file to send: an existing blob (`blob_id`, no copy) or new `content` stored with the message."""
+
+    filename: str
+    content_type: str
+    blob_id: int | None = None
+    content: bytes | None = None
 
 
 def queue_message(
@@ -20,6 +33,7 @@ def queue_message(
     subject: str,
     body: str,
     clock: Clock,
+    attachments: Sequence[Attachment] = (),
 ) -> MailMessage:
     """Add a message to the outbox unless one with this key exists; it exists iff the caller commits."""
     existing = session.scalar(select(MailMessage).where(MailMessage.key == key))
@@ -35,6 +49,22 @@ def queue_message(
     )
     session.add(message)
     session.flush()
+    for position, attachment in enumerate(attachments, start=1):
+        blob_id = attachment.blob_id
+        if blob_id is None:
+            assert attachment.content is not None, "an attachment needs a blob or content"
+            # A copy made for the message (e.g. a PDF rendering) is not the account's stored data.
+            blob_id = blobs.store(session, attachment.filename, attachment.content, None, clock.now()).id
+        session.add(
+            MailAttachment(
+                message_id=message.id,
+                position=position,
+                filename=attachment.filename,
+                content_type=attachment.content_type,
+                blob_id=blob_id,
+            )
+        )
+    session.flush()
     jobs.enqueue(session, "mail.deliver", key=f"mail:{message.id}", clock=clock, message_id=message.id)
     return message
 
@@ -43,3 +73,19 @@ def messages_for(session: Session, account_id: int) -> list[MailMessage]:
     """The outbox of one account, oldest first (what an operator or the account was sent)."""
     query = select(MailMessage).where(MailMessage.account_id == account_id).order_by(MailMessage.id)
     return list(session.scalars(query))
+
+
+def attachment_names(session: Session, message_ids: Iterable[int]) -> dict[int, list[str]]:
+    """File names attached to each of these messages, in sending order (the admin outbox lists them)."""
+    ids = list(message_ids)
+    names: dict[int, list[str]] = {message_id: [] for message_id in ids}
+    if not ids:
+        return names
+    query = (
+        select(MailAttachment.message_id, MailAttachment.filename)
+        .where(MailAttachment.message_id.in_(ids))
+        .order_by(MailAttachment.message_id, MailAttachment.position)
+    )
+    for message_id, filename in session.execute(query):
+        names[message_id].append(filename)
+    return names

@@ -146,6 +146,78 @@ ITALIAN: dict[str, str] = {
     "Attachments": "Allegati",
     "bytes": "byte",
     "Skip to content": "Vai al contenuto",
+    # callbacks (pages_callbacks.py)
+    "Callbacks": "Callback",
+    "varco sends your events to these URLs, signed with the endpoint's secret (Varco-Signature header). "
+    "Every event also stays in the event feed, GET /api/v2/events.": (
+        "varco invia i tuoi eventi a questi URL, firmati con il segreto dell'endpoint (intestazione "
+        "Varco-Signature). Ogni evento resta anche nel flusso degli eventi, GET /api/v2/events."
+    ),
+    "Your endpoints": "I tuoi endpoint",
+    "Events": "Eventi",
+    "Last delivery": "Ultimo invio",
+    "No endpoints yet": "Nessun endpoint",
+    "New endpoint": "Nuovo endpoint",
+    "https only, and the host must resolve to public addresses.": (
+        "Solo https, e l'host deve risolversi in indirizzi pubblici."
+    ),
+    "http or https (demo: localhost is allowed too).": "http o https (demo: anche localhost).",
+    "None checked: every kind.": "Nessuna selezionata: tutti i tipi.",
+    "a received invoice arrived": "è arrivata una fattura ricevuta",
+    "a sent invoice changed state": "una fattura inviata ha cambiato stato",
+    "the transmissions counter changed": "il contatore delle trasmissioni è cambiato",
+    "one of your endpoints was disabled": "uno dei tuoi endpoint è stato disabilitato",
+    "Create endpoint": "Crea endpoint",
+    "Endpoint created": "Endpoint creato",
+    "Endpoint deleted": "Endpoint eliminato",
+    "Signing secret": "Segreto di firma",
+    "Secret of endpoint": "Segreto dell'endpoint",
+    "Copy it now: it will not be shown again.": "Copialo ora: non verrà più mostrato.",
+    "Your receiver uses it to check the Varco-Signature header of every delivery. If it is lost, "
+    "replace it with POST /api/v2/callbacks/{id}/secret.": (
+        "Il tuo ricevitore lo usa per verificare l'intestazione Varco-Signature di ogni invio. Se lo "
+        "perdi, sostituiscilo con POST /api/v2/callbacks/{id}/secret."
+    ),
+    "Open the endpoint": "Apri l'endpoint",
+    "Back to callbacks": "Torna ai callback",
+    "Callback endpoint": "Endpoint di callback",
+    "Secret": "Segreto",
+    "Actions": "Azioni",
+    "Send test event": "Invia evento di prova",
+    "Enable again": "Riattiva",
+    "Delete…": "Elimina…",
+    "Delete": "Elimina",
+    "Cancel": "Annulla",
+    "Enabled again: it receives the events recorded from now on.": (
+        "Riattivato: riceve gli eventi registrati da ora in poi."
+    ),
+    "Disabled: a delivery kept failing for the whole retry window (a day by default). Check the fix "
+    "with a test event, then enable it: it receives the events recorded from then on; the missed ones "
+    "are in the event feed.": (
+        "Disabilitato: un invio è fallito per tutto il periodo di ritentativi (un giorno, salvo diversa "
+        "configurazione). Verifica la correzione con un evento di prova, poi "
+        "riattivalo: riceve gli eventi registrati da quel momento; quelli persi sono nel flusso degli eventi."
+    ),
+    "Recent deliveries": "Invii recenti",
+    "Test event": "Evento di prova",
+    "delivered": "consegnato",
+    "queued, waiting for the worker": "in coda, in attesa dell'invio",
+    "not delivered": "non consegnato",
+    "Event id": "Id evento",
+    "Type": "Tipo",
+    "Attempts": "Tentativi",
+    "Last error": "Ultimo errore",
+    "next attempt": "prossimo tentativo",
+    "No deliveries yet": "Nessun invio",
+    "Refresh": "Aggiorna",
+    "Failed": "Non riuscita",
+    "Cancelled": "Annullata",
+    "Delete callback endpoint": "Elimina l'endpoint di callback",
+    "Delete this endpoint? Nothing more will be sent to it and its waiting deliveries are cancelled. "
+    "This cannot be undone.": (
+        "Eliminare questo endpoint? Non gli verrà inviato più nulla e gli invii in attesa saranno "
+        "annullati. L'operazione non si può annullare."
+    ),
 }
 
 

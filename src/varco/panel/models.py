@@ -1,10 +1,10 @@
-"""Panel tables: browser sessions, registration completion, e-mail receipt settings and sends."""
+"""Panel tables: browser sessions and registration completion (e-mail receipt is in `varco.mail.models`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, String
+from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from varco.core.db import Base, UTCDateTime
@@ -35,26 +35,3 @@ class PanelRegistration(Base):
     terms_accepted_at: Mapped[datetime] = mapped_column(UTCDateTime)
     completed_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
-
-class MailReceiptSetting(Base):
-    """§1: received invoices may also reach the client by e-mail; one setting per account."""
-
-    __tablename__ = "mail_receipt_settings"
-
-    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), primary_key=True)
-    is_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
-    address: Mapped[str | None] = mapped_column(String(255))
-    enabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # invoices received before are not sent
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
-
-
-class MailReceipt(Base):
-    """One received invoice queued for e-mail: the unique invoice id makes the send happen once."""
-
-    __tablename__ = "mail_receipts"
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    invoice_id: Mapped[int] = mapped_column(ForeignKey("invoices.id"), unique=True)
-    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
-    message_id: Mapped[int] = mapped_column(ForeignKey("mail_outbox.id"))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

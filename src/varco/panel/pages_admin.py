@@ -13,6 +13,7 @@ from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import BadRequest, VarcoError
 from varco.limits import annual
 from varco.limits.models import AnnualLock
+from varco.mail import service as mail
 from varco.mail.models import MailMessage
 from varco.panel.web import PanelAdmin, check_csrf, page, redirect
 from varco.sdi.simulator import control, scenarios
@@ -37,6 +38,7 @@ def admin_page(request: Request, current: PanelAdmin, session: SessionDep, setti
         names=names,
         rules=scenarios.list_rules(session),
         outbox=outbox,
+        attachments=mail.attachment_names(session, [m.id for m in outbox]),
         error=request.query_params.get("error"),
         outcomes=("RC", "NS", "MC", "AT"),
     )

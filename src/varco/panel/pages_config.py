@@ -15,7 +15,8 @@ from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import BadRequest, VarcoError
 from varco.invoices import usage
 from varco.limits import annual
-from varco.panel import receipts, sessions
+from varco.mail import receipts
+from varco.panel import sessions
 from varco.panel.web import PanelUser, check_csrf, page, redirect
 
 router = APIRouter(prefix="/panel", include_in_schema=False)

@@ -15,7 +15,7 @@ from varco.fatturapa.errors import FatturaPAError
 from varco.invoices.models import Invoice
 from varco.rendering.document import AttachmentView, InvoiceDocument, read_document
 from varco.rendering.pdf import render_pdf
-from varco.search.archives import unsigned_xml
+from varco.search.archives import stem, unsigned_xml
 
 _TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -41,6 +41,11 @@ def document_of(filename: str, content: bytes) -> InvoiceDocument:
         return read_document(unsigned_xml(content))
     except (FatturaPAError, ValueError) as exc:
         raise RenderingFailed(f"{filename} cannot be rendered: {exc}") from exc
+
+
+def pdf_name(filename: str) -> str:
+    """IT..._0000A.xml(.p7m) -> IT..._0000A.pdf: the name of a rendering wherever it is sent."""
+    return f"{stem(filename)}.pdf"
 
 
 def pdf_of(filename: str, content: bytes) -> bytes:

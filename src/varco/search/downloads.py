@@ -23,6 +23,7 @@ from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
 from varco.core.errors import NotFound
 from varco.core.models import JobRow
+from varco.rendering import service as rendering
 from varco.search import archives, report, service
 from varco.search.models import DownloadJob
 from varco.search.params import SearchInputError
@@ -144,7 +145,7 @@ def build_step(session: Session, args: dict[str, Any], clock: Clock) -> None:
             _pack(session, job, chunk, settings, clock)
         else:
             _finish(session, job, settings, clock)
-    except (DownloadTooLarge, LookupError) as exc:  # deterministic: retrying would fail the same way
+    except (DownloadTooLarge, LookupError, rendering.RenderingFailed) as exc:  # deterministic: no retry
         log.warning("download %s failed: %s", job.id, exc)
         _drop_parts(session, job)
         job.status, job.error, job.updated_at = "FAILED", str(exc), clock.now()
@@ -165,6 +166,8 @@ def _pack(session: Session, job: DownloadJob, chunk: list[int], settings: Settin
         if "P7M" in job.kinds and invoice.filename.lower().endswith(".p7m"):
             entries.append((invoice.filename, stored))
         entries.extend((n.filename, contents[n.blob_id]) for n in notes if n.invoice_id == invoice.id)
+        if "PDF" in job.kinds:  # the same rendering as the detail's pdfFile and the panel's download
+            entries.append((rendering.pdf_name(invoice.filename), rendering.pdf_of(invoice.filename, stored)))
     part = archives.zip_files(entries)
     used = sum(b.size for b in _blobs(session, job.part_blob_ids)) + len(part)
     if used > settings.download_max_bytes:

@@ -1,11 +1,15 @@
 """E-mail receipt of received invoices (§1): a setting per account, one outbox message per invoice.
 
-The SDI side records a `createInvoice` event when a received invoice is stored; a reconciler finds
-received invoices of accounts with receipt on that have no `mail_receipts` row yet and queues one
-message each through `varco.mail` (outbox row + delivery job, retried; visible in the outbox).
+`varco.sdi.received` calls `queue_receipt` in the transaction that stores a received invoice: the
+outbox message (with the invoice file, its PDF and the MT metadata attached) commits with the
+invoice and its delivery job is sent after commit. A reconciler is the safety net: it queues the
+message of any received invoice still owed one (e.g. stored by another path). `mail_receipts` has
+a unique invoice id and the message key is `receipt:<invoice id>`, so an invoice is mailed once.
 """
 
 from __future__ import annotations
+
+import logging
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -13,13 +17,17 @@ from sqlalchemy.orm import Session
 from varco.accounts.models import Account
 from varco.accounts.service import EMAIL_RE
 from varco.core import jobs
+from varco.core.blobs import Blob
 from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
 from varco.core.errors import BadRequest
-from varco.invoices.models import Invoice
+from varco.invoices.models import Invoice, Notification
 from varco.mail import service as mail
-from varco.panel.models import MailReceipt, MailReceiptSetting
+from varco.mail.models import MailReceipt, MailReceiptSetting
+from varco.rendering import service as rendering
 from varco.settings import get_settings
+
+log = logging.getLogger("varco.mail.receipts")
 
 
 class ReceiptSettingInvalid(BadRequest):
@@ -49,17 +57,50 @@ def configure(
     return row
 
 
-def _body(invoice: Invoice) -> str:
+def _body(invoice: Invoice, names: list[str], missing_pdf: bool) -> str:
     numbers = ", ".join(f"{b.number} del {b.invoice_date}" for b in invoice.bodies)
-    return (
+    text = (
         f"Fattura ricevuta / Invoice received: {invoice.filename}\n"
         f"IdentificativoSdI: {invoice.sdi_id or '-'}\n"
         f"Cedente / supplier: {invoice.sender_description or ''} {invoice.sender_country or ''}"
         f"{invoice.sender_vat or ''}\n"
         f"Documenti / documents: {numbers}\n\n"
-        "Il file, il PDF e la notifica sono nel pannello di controllo.\n"
-        "The file, its PDF and the notification are in the control panel.\n"
+        "Allegati / attachments:\n" + "".join(f"- {name}\n" for name in names)
     )
+    if missing_pdf:
+        text += (
+            "\nIl PDF non e' stato generato (file non leggibile): consultare il pannello di controllo.\n"
+            "The PDF could not be made (unreadable file): see the control panel.\n"
+        )
+    return text
+
+
+def _content_type(filename: str) -> str:
+    # The file as received: plain XML, or a CAdES envelope (.p7m) with its signature.
+    return "application/pkcs7-mime" if filename.lower().endswith(".p7m") else "application/xml"
+
+
+def _attachments(session: Session, invoice: Invoice) -> tuple[list[mail.Attachment], bool]:
+    """The invoice file as received, its PDF rendering and the SDI metadata (MT) that came with it."""
+    content = session.get(Blob, invoice.blob_id)
+    assert content is not None  # the foreign key guarantees it
+    files = [mail.Attachment(invoice.filename, _content_type(invoice.filename), blob_id=invoice.blob_id)]
+    missing_pdf = False
+    try:
+        pdf = rendering.pdf_of(invoice.filename, content.content)
+        files.append(mail.Attachment(rendering.pdf_name(invoice.filename), "application/pdf", content=pdf))
+    except Exception:  # noqa: BLE001 - pure computation: an unrenderable file must not stop the receipt
+        log.exception("receipt of %s: PDF rendering failed, sent without it", invoice.filename)
+        missing_pdf = True
+    query = (
+        select(Notification)
+        .where(Notification.invoice_id == invoice.id, Notification.type == "MT")
+        .order_by(Notification.id)
+    )
+    files.extend(
+        mail.Attachment(n.filename, "application/xml", blob_id=n.blob_id) for n in session.scalars(query)
+    )
+    return files, missing_pdf
 
 
 def queue_receipt(session: Session, invoice: Invoice, clock: Clock) -> MailReceipt | None:
@@ -72,14 +113,16 @@ def queue_receipt(session: Session, invoice: Invoice, clock: Clock) -> MailRecei
     existing = session.scalar(select(MailReceipt).where(MailReceipt.invoice_id == invoice.id))
     if existing is not None:
         return existing
+    files, missing_pdf = _attachments(session, invoice)
     message = mail.queue_message(
         session,
         key=f"receipt:{invoice.id}",
         account_id=invoice.account_id,
         to_address=setting.address,
         subject=f"Fattura ricevuta {invoice.filename}",
-        body=_body(invoice),
+        body=_body(invoice, [f.filename for f in files], missing_pdf),
         clock=clock,
+        attachments=files,
     )
     receipt = MailReceipt(
         invoice_id=invoice.id, account_id=invoice.account_id, message_id=message.id, created_at=clock.now()
@@ -109,7 +152,7 @@ def pending_invoice_ids(session: Session, limit: int) -> list[int]:
 
 @jobs.reconciler
 def queue_pending_receipts(clock: Clock | None = None) -> int:
-    """Reconciler: queue the e-mail of every received invoice still owed one (durable: rows, not memory)."""
+    """Reconciler (safety net): queue the e-mail of every received invoice still owed one."""
     clock = clock or current_clock()
     with unit_of_work() as session:
         ids = pending_invoice_ids(session, get_settings().panel_receipt_batch)
