@@ -10,6 +10,7 @@ from varco import __version__
 from varco.accounts.endpoints import router as accounts_router
 from varco.accounts.multisellers.endpoints import router as multisellers_router
 from varco.auth.endpoints import router as auth_router
+from varco.callbacks.endpoints import install_openapi_examples
 from varco.callbacks.endpoints import router as callbacks_router
 from varco.comfin.endpoints import router as comfin_router
 from varco.core.errors import install_handlers
@@ -72,4 +73,5 @@ def create_app() -> FastAPI:
         legacy_router,
     ):
         app.include_router(router)
+    install_openapi_examples(app)  # examples keep their null fields
     return app

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from tests.callbacks.receiver import check_signature
 from tests.callbacks.support import register, run, status_event, usage_event, user
+from tests.factories import bearer
 from varco.callbacks import signing
 from varco.callbacks.examples import EXAMPLES
 from varco.invoices import lifecycle
@@ -51,3 +52,24 @@ def test_the_documented_worked_example():
     body = b'{"eventId":"e1f2a3b4c5d64e7f8091a2b3c4d5e6f7","type":"test"}'
     when = datetime(2026, 11, 23, 8, 0, 5, tzinfo=UTC)
     assert signing.header("vcs_example-secret", when, body) == SIGNATURE_EXAMPLE
+
+
+def test_the_published_examples_keep_every_field_of_the_real_bodies(client, receiver, queue):
+    described = client.get("/openapi.json").json()["paths"]
+    [delivered] = described["/api/v2/callbacks"]["post"]["callbacks"]["delivered_event"].values()
+    examples = delivered["post"]["requestBody"]["content"]["application/json"]["examples"]
+    assert {kind: example["value"] for kind, example in examples.items()} == EXAMPLES
+    assert examples["test"]["value"]["cursor"] is None  # nulls are documented, not dropped
+    assert examples["createInvoice"]["value"]["data"]["notificationType"] is None
+    feed = described["/api/v2/events"]["get"]["responses"]["200"]["content"]["application/json"]["examples"]
+    assert {kind: example["value"]["events"][0] for kind, example in feed.items()} == {
+        kind: value for kind, value in EXAMPLES.items() if kind != "test"
+    }
+    # a real test body has the published example's fields, null cursor included
+    _, token = user(client)
+    created = register(client, token, receiver.url, receiver)
+    assert client.post(f"/api/v2/callbacks/{created['id']}/test", headers=bearer(token)).status_code == 202
+    run(queue)
+    [real] = receiver.accepted()
+    assert real.json.keys() == examples["test"]["value"].keys() and real.json["cursor"] is None
+    assert real.json["data"].keys() == examples["test"]["value"]["data"].keys()

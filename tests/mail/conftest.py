@@ -14,6 +14,7 @@ from aiosmtpd.controller import Controller
 class Inbox:
     def __init__(self) -> None:
         self.envelopes: list = []
+        self.refuse = 0  # messages still to answer with a temporary failure (451)
 
     def to(self, address: str) -> list[EmailMessage]:
         """Messages for one recipient (other tests' pending mail may be delivered in the same drain)."""
@@ -24,6 +25,9 @@ class Inbox:
         ]
 
     async def handle_DATA(self, server, session, envelope) -> str:  # noqa: ANN001, N802 - aiosmtpd hook
+        if self.refuse > 0:
+            self.refuse -= 1
+            return "451 4.3.0 Mailbox busy, try again later"
         self.envelopes.append(envelope)
         return "250 Message accepted for delivery"
 

@@ -148,3 +148,22 @@ def test_the_admin_outbox_lists_attachment_names(client, clock, queue):
     html = client.get("/panel/admin").text
     stem = invoice.filename.removesuffix(".xml")
     assert f"{invoice.filename}<br>{stem}.pdf<br>{stem}_MT_001.xml" in html
+
+
+def test_a_failed_sending_is_retried_and_the_message_arrives_once(db, clock, queue, smtp: Inbox):
+    account, address = receiving_account(clock)
+    smtp.refuse = 1  # the SMTP server is busy at the first attempt
+    with unit_of_work() as session:
+        inject(session, outside_file(account.vat_code), clock)
+    queue.drain()
+    assert smtp.to(address) == []
+    [waiting] = outbox_of(account.id)
+    assert waiting.delivered_at is None
+    clock.advance(timedelta(minutes=10))  # the minute reconciler re-sends the failed job
+    jobs.reconcile(clock)
+    queue.drain()
+    jobs.reconcile(clock)
+    queue.drain()
+    assert len(smtp.to(address)) == 1
+    [sent] = outbox_of(account.id)
+    assert sent.delivered_at is not None and sent.transport == "smtp"

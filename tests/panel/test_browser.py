@@ -122,3 +122,23 @@ def test_admin_changes_a_scenario(browser_page, shoot):
     row = page.locator("#scenarios tbody tr", has_text="PWTEST1")
     assert "NS" in row.inner_text()
     shoot(page, "admin")
+
+
+def test_reading_works_with_javascript_off(chromium_browser, live_server):
+    account = make_account(vat_code="09876540015")
+    got = received(account, sdi_id="7700002")
+    context = chromium_browser.new_context(base_url=live_server, locale="it-IT", java_script_enabled=False)
+    page = context.new_page()
+    sign_in(page, account.username)  # plain forms: sign-in and registration
+    page.get_by_role("link", name="Fatture ricevute").click()
+    page.get_by_role("link", name=got.filename).click()
+    page.get_by_role("heading", name="Storico degli stati").wait_for()
+    assert "Riepilogo IVA" in page.content() and "7700002" in page.locator("dl").first.inner_text()
+    for name in ("Impostazioni", "Deleghe", "Consumi", "Sessioni e token", "Callback"):
+        page.get_by_role("link", name=name, exact=True).click()
+        assert page.get_by_role("heading", name=name, exact=True).is_visible(), name
+    page.get_by_role("link", name="EN", exact=True).click()  # back to the same page, in English
+    assert page.get_by_role("heading", name="Callbacks", exact=True).is_visible()
+    page.get_by_role("link", name="Received invoices").click()
+    assert page.get_by_role("link", name=got.filename).is_visible()
+    context.close()

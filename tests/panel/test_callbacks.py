@@ -113,12 +113,11 @@ def test_the_form_is_accessible(client):
     assert '<a href="/panel/callbacks">Callback</a>' in form  # in the navigation
 
 
-def test_every_callback_text_has_an_italian_translation():
+def test_every_panel_text_has_an_italian_translation():
     templates = Path(pages_callbacks.__file__).parent / "templates"
     keys = set(pages_callbacks.KIND_TEXT.values())
-    for name in ("callbacks.html", "callback.html", "callback_created.html", "callback_delete.html",
-                 "callback_deliveries.html"):
-        text = (templates / name).read_text()
+    for path in sorted(templates.glob("*.html")):  # every page, callbacks included
+        text = path.read_text()
         keys |= set(re.findall(r"t\('([^']+)'\)", text)) | set(re.findall(r't\("([^"]+)"\)', text))
     assert keys - set(ITALIAN) == set()
 
@@ -280,3 +279,44 @@ def test_a_disabled_endpoint_is_enabled_again(client, receiver, queue, configure
     # enabling an active endpoint changes nothing (the state table allows it)
     again = act(client, callback_id, "enable", csrf)
     assert again.headers["location"].endswith("?enabled=1")
+
+
+def test_the_secret_is_replaced_after_a_confirmation_and_shown_once(app, client, receiver, queue):
+    account, csrf = signed_in(client)
+    old = secret_in(create(client, csrf, receiver.url, ("updateUsage",), "ERP").text)
+    callback_id = endpoint_id(client, receiver.url)
+    detail = client.get(f"/panel/callbacks/{callback_id}").text
+    assert f'<a href="/panel/callbacks/{callback_id}/secret">Sostituisci il segreto…</a>' in detail
+
+    confirm = client.get(f"/panel/callbacks/{callback_id}/secret")
+    assert "Sostituire il segreto di questo endpoint?" in confirm.text and f"…{old[-4:]}" in confirm.text
+    assert f'action="/panel/callbacks/{callback_id}/secret"' in confirm.text and old not in confirm.text
+    assert act(client, callback_id, "secret", "wrong").status_code == 400  # CSRF: nothing changed
+    assert f"…{old[-4:]}" in client.get(f"/panel/callbacks/{callback_id}").text
+
+    replaced = act(client, callback_id, "secret", csrf)
+    assert replaced.status_code == 200 and replaced.headers["cache-control"] == "no-store"
+    new = secret_in(replaced.text)
+    assert new.startswith("vcs_") and new != old
+    assert "Nuovo segreto di firma" in replaced.text and "non verrà più mostrato" in replaced.text
+    detail = client.get(f"/panel/callbacks/{callback_id}").text
+    assert new not in detail and f"…{new[-4:]}" in detail
+    assert "vcs_" not in client.get("/panel/callbacks").text
+    token = sign_in(client, account.username, NEW_PASSWORD)
+    listed = client.get(f"/api/v2/callbacks/{callback_id}", headers=bearer(token)).json()
+    assert listed["secretHint"] == new[-4:]  # the API sees the same endpoint
+
+    # deliveries are signed with the new secret from now on: the old one no longer verifies
+    receiver.secret = old
+    act(client, callback_id, "test", csrf)
+    run(queue)
+    receiver.secret = new
+    usage_event(account, 1)
+    run(queue)
+    assert [r.signature_ok for r in receiver.received] == [False, True]
+
+    with TestClient(app, raise_server_exceptions=False) as other:  # another account's id is unknown
+        _, other_csrf = signed_in(other)
+        assert other.get(f"/panel/callbacks/{callback_id}/secret").status_code == 404
+        assert act(other, callback_id, "secret", other_csrf).status_code == 404
+    assert f"…{new[-4:]}" in client.get(f"/panel/callbacks/{callback_id}").text

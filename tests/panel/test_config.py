@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import re
 from datetime import timedelta
 
 from sqlalchemy import select
 
 from tests.factories import make_account, make_basic
+from tests.invoices.support import invoice_xml
 from tests.panel.support import csrf_of, panel_login
-from tests.search.factories import premium, received
+from tests.search.factories import premium, received, upload
 from varco.core.db import unit_of_work
 from varco.mail import receipts
 from varco.mail.models import MailMessage
+from varco.settings import DEFAULT_TIERS
 
 
 def outbox(account_id: int) -> list[MailMessage]:
@@ -99,3 +104,82 @@ def test_admin_sets_tier_and_sees_the_outbox(client):
         data={"csrf_token": csrf_of(page.text), "username": target.username, "tier": "99"},
     )
     assert 'role="alert"' in bad.text
+
+
+def test_a_mandate_is_requested_approved_suspended_resumed_and_revoked(app, client):
+    from fastapi.testclient import TestClient
+
+    premium_user = make_account(vat_code="05555550028")
+    basic = make_basic(vat_code="07111110032")
+    theirs = received(basic, sender_vat="12345670017", number="MANDATE-1")
+    asker = csrf_of(panel_login(client, basic.username).text)
+    client.post("/panel/delegations", data={"csrf_token": asker, "premium": premium_user.username})
+    given = client.get("/panel/delegations").text
+    assert re.search(rf"<tr><td>{premium_user.username}</td><td>PENDING</td>", given)
+
+    with TestClient(app, raise_server_exceptions=False) as approver:
+        token = csrf_of(panel_login(approver, premium_user.username).text)
+
+        def press(action: str) -> str:
+            listing = approver.get("/panel/delegations").text
+            row = re.search(rf"<tr><td>{basic.username}</td>.*?</tr>", listing, re.S).group(0)
+            path = re.search(rf'action="(/panel/delegations/\d+/{action})"', row).group(1)
+            approver.post(path, data={"csrf_token": token})
+            after = approver.get("/panel/delegations").text
+            return re.search(rf'<tr><td>{basic.username}</td><td class="status">(\w+)</td>', after).group(1)
+
+        def sees_assignors_invoice() -> bool:
+            return theirs.filename in approver.get("/panel/invoices/in").text
+
+        assert not sees_assignors_invoice()  # PENDING: not yet an assignor
+        assert press("approve") == "ACTIVE" and sees_assignors_invoice()
+        assert press("suspend") == "SUSPEND" and not sees_assignors_invoice()
+        assert press("resume") == "ACTIVE" and sees_assignors_invoice()
+        assert press("revoke") == "INACTIVE" and not sees_assignors_invoice()
+    given = client.get("/panel/delegations").text
+    assert re.search(rf"<tr><td>{premium_user.username}</td><td>INACTIVE</td>", given)
+
+
+def test_usage_shows_transmissions_against_the_limits_and_the_space_used(client):
+    supplier = premium(client)
+    upload(client, supplier, invoice_xml(number="USE-1"))
+    upload(client, supplier, invoice_xml(number="USE-2"))
+    panel_login(client, supplier.account.username)
+    usage = client.get("/panel/usage").text
+    figures = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", usage))
+    assert figures["Trasmissioni quest&#39;anno (2026)"] == "2"
+    tier = int(figures["Fascia"].split()[0])
+    hourly, annual = DEFAULT_TIERS[tier]  # the tier's limits (§8.2)
+    assert figures["Fascia"] == f"{tier} ({hourly}/h) — {supplier.account.username}"
+    assert figures["Limite annuale"] == str(annual)
+    assert figures["Spazio usato"] != "0 KB" and figures["Spazio usato"].endswith(" KB")
+
+
+def test_admin_sees_a_lock_and_unlocks_it(app, client, configure):
+    from fastapi.testclient import TestClient
+
+    from tests.factories import bearer, sign_in
+    from tests.invoices.support import SUPPLIER_VAT
+
+    configure(tiers=json.dumps({**DEFAULT_TIERS, 0: (60, 1)}))  # tier 0: one transmission a year
+    account = make_account(vat_code=SUPPLIER_VAT, tier=0)
+    api = sign_in(client, account.username)
+
+    def send() -> int:
+        body = {"dataFile": base64.b64encode(invoice_xml()).decode()}
+        return client.post("/services/invoice/upload", json=body, headers=bearer(api)).status_code
+
+    assert send() == 200 and send() == 429  # the limit is reached: locked
+    admin = make_account(is_admin=True)
+    with TestClient(app, raise_server_exceptions=False) as operator:
+        token = csrf_of(panel_login(operator, admin.username).text)
+        locks = re.search(r'<table id="locks">.*?</table>', operator.get("/panel/admin").text, re.S).group(0)
+        assert re.search(rf"<tr><td>{account.username}</td><td>2026</td><td>1</td>", locks)
+        operator.post("/panel/admin/unlock", data={"csrf_token": token, "username": account.username})
+        locks = re.search(r'<table id="locks">.*?</table>', operator.get("/panel/admin").text, re.S).group(0)
+        assert account.username not in locks
+        raised = {"csrf_token": token, "username": account.username, "tier": "2"}
+        operator.post("/panel/admin/tier", data=raised)
+        row = re.search(rf"<tr><td>{account.username}</td>.*?</tr>", operator.get("/panel/admin").text, re.S)
+        assert "<option selected>2</option>" in row.group(0)
+    assert send() == 200  # unlocked, and tier 2 allows more

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import io
+import re
 import zipfile
+from datetime import UTC, datetime
 
+import pytest
+from pyhanko.sign import signers
 from pypdf import PdfReader
 
 from tests.factories import make_account
@@ -12,6 +16,11 @@ from tests.invoices.support import invoice_xml
 from tests.panel.support import csrf_of, panel_login
 from tests.rendering.test_pdf import with_attachment
 from tests.search.factories import premium, received, upload
+from varco.core.clock import current_clock
+from varco.core.coroutines import run_sync
+from varco.core.db import unit_of_work
+from varco.invoices.demo_signer import make_demo_pkcs12
+from varco.preservation import service as preservation
 
 
 def test_list_and_detail_of_sent_invoices(client):
@@ -117,3 +126,93 @@ def test_customer_outcome_on_a_received_invoice(client, queue):
         f"/panel/invoices/in/{got.id}/esito", data={"csrf_token": csrf_of(page.text), "esito": "EC01"}
     )
     assert "Esito inviato" in done.text and "EC01" in done.text and "SENT" in done.text
+
+
+def test_sdi_errors_are_shown_with_the_validators_hints(client, queue):
+    supplier = premium(client)
+    token = csrf_of(panel_login(client, supplier.account.username).text)
+    broken = invoice_xml().replace(b"<IdCodice>09876540015</IdCodice>", b"<IdCodice>09876540016</IdCodice>")
+    dry = client.post(
+        "/panel/upload", data={"csrf_token": token, "action": "dry-run"}, files={"file": ("b.xml", broken)}
+    )
+    [hint] = [h for code, h in _findings(dry.text) if code == "00305"]
+    assert hint  # the validator explains how to fix it
+    sent = client.post(
+        "/panel/upload", data={"csrf_token": token, "action": "send"}, files={"file": ("b.xml", broken)}
+    )
+    invoice_id = re.search(r'href="/panel/invoices/out/(\d+)"', sent.text).group(1)
+    queue.drain()  # the asynchronous checks (§7.3a) find the check digit: FATRSM212
+    detail = client.get(f"/panel/invoices/out/{invoice_id}").text
+    table = re.search(r'<table id="sdi-errors">.*?</table>', detail, re.S).group(0)
+    assert "<th scope=\"col\">Suggerimento</th>" in table
+    [(code, description, shown)] = re.findall(r"<tr><td>(\w+)</td><td>(.*?)</td><td>(.*?)</td></tr>", table)
+    assert code == "FATRSM212" and description.startswith("00305 - ") and shown == hint
+    english = client.get(f"/panel/invoices/out/{invoice_id}", headers={"Accept-Language": "en"}).text
+    assert '<th scope="col">Hint</th>' in english and hint in english
+
+
+def _findings(text: str) -> list[tuple[str, str]]:
+    table = re.search(r'<table id="findings">.*?</table>', text, re.S).group(0)
+    return re.findall(r"<tr><td>(\w+)</td><td>.*?</td><td>.*?</td><td>(.*?)</td></tr>", table, re.S)
+
+
+def test_the_list_is_paginated_and_keeps_the_filters(client):
+    owner = premium(client)
+    names = {received(owner.account, number=f"PG-{i}").filename for i in range(21)}
+    received(owner.account, sender_vat="09876540015", number="OTHER")
+    panel_login(client, owner.account.username)
+    assert "OTHER" not in client.get("/panel/invoices/in", params={"vat": "12345670017"}).text
+    assert "PG-" not in client.get("/panel/invoices/in", params={"vat": "FR12345670017"}).text
+    first = client.get("/panel/invoices/in", params={"vat": "it 12345670017"}).text
+    assert "21 · Pagina 1 di 2" in first and "Precedente" not in first
+    shown = set(re.findall(r'<a href="/panel/invoices/in/\d+">([^<]+)</a>', first))
+    assert len(shown) == 20 and shown < names
+    following = re.search(r'<a href="(\?page_number=2[^"]*)">Successiva</a>', first).group(1)
+    assert "vat=it+12345670017" in following
+    second = client.get("/panel/invoices/in" + following.replace("&amp;", "&")).text
+    rest = set(re.findall(r'<a href="/panel/invoices/in/\d+">([^<]+)</a>', second))
+    assert "Pagina 2 di 2" in second and "Successiva" not in second and "Precedente" in second
+    assert shown | rest == names
+
+
+@pytest.fixture(scope="module")
+def sign():  # noqa: ANN201
+    """CAdES-BES (attached, DER) of some bytes, as a signed invoice arrives."""
+    pkcs12 = make_demo_pkcs12("Panel Signer", datetime.now(UTC), password="p12-pw")  # noqa: TID251 - cert validity
+    signer = signers.SimpleSigner.load_pkcs12_data(pkcs12, other_certs=[], passphrase=b"p12-pw")
+
+    def signed(xml: bytes) -> bytes:
+        return run_sync(signer.async_sign_general_data(xml, "sha256", detached=False, use_cades=True)).dump()
+
+    return signed
+
+
+def test_a_signed_invoice_downloads_as_p7m_xml_pdf_zip_and_pdd(client, sign):
+    owner = premium(client)
+    xml = _to(owner.account, invoice_xml(number="P7M-1"))
+    signed = sign(xml)
+    got = received(owner.account, data=xml, signed=signed)
+    with unit_of_work() as session:  # the preservation package (PDD) exists once sealed
+        assert preservation.seal_invoice(session, got.id, current_clock()) is not None
+    panel_login(client, owner.account.username)
+    base = f"/panel/invoices/in/{got.id}"
+    detail = client.get(base).text
+    for kind in ("file", "xml", "pdf", "zip", "pdd"):
+        assert f'href="{base}/download/{kind}"' in detail, kind
+    stem = got.filename.removesuffix(".xml.p7m")
+
+    def download(kind: str) -> tuple[bytes, str]:
+        answer = client.get(f"{base}/download/{kind}")
+        assert answer.status_code == 200, kind
+        return answer.content, answer.headers["content-disposition"]
+
+    p7m, named = download("file")
+    assert p7m == signed and f'filename="{got.filename}"' in named
+    unsigned, named = download("xml")
+    assert unsigned == xml and f'filename="{stem}.xml"' in named
+    pdf, named = download("pdf")
+    assert "P7M-1" in PdfReader(io.BytesIO(pdf)).pages[0].extract_text() and f'"{stem}.pdf"' in named
+    archive, _ = download("zip")
+    assert got.filename in zipfile.ZipFile(io.BytesIO(archive)).namelist()
+    package, _ = download("pdd")
+    assert got.filename in zipfile.ZipFile(io.BytesIO(package)).namelist()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import copy
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, FastAPI, Query, Response
 
 from varco.auth.dependencies import Caller
 from varco.callbacks import feed, service, signing
@@ -29,6 +30,15 @@ DELIVERIES_MAX = 100
 
 # OpenAPI "callbacks": what varco POSTs to a registered URL, with one example per event type.
 receiver = APIRouter()
+DELIVERY_EXAMPLES = {kind: {"summary": kind, "value": value} for kind, value in EXAMPLES.items()}
+FEED_EXAMPLES = {
+    kind: {
+        "summary": kind,
+        "value": {"events": [value], "nextCursor": value["cursor"] or "0", "hasMore": False},
+    }
+    for kind, value in EXAMPLES.items()
+    if kind != "test"
+}
 
 
 @receiver.post(
@@ -43,7 +53,7 @@ receiver = APIRouter()
         "requestBody": {
             "content": {
                 "application/json": {
-                    "examples": {kind: {"summary": kind, "value": value} for kind, value in EXAMPLES.items()}
+                    "examples": DELIVERY_EXAMPLES
                 }
             }
         },
@@ -148,18 +158,7 @@ client that was down catches up without loss. Each item is exactly the body a ca
         200: {
             "content": {
                 "application/json": {
-                    "examples": {
-                        kind: {
-                            "summary": kind,
-                            "value": {
-                                "events": [value],
-                                "nextCursor": value["cursor"] or "0",
-                                "hasMore": False,
-                            },
-                        }
-                        for kind, value in EXAMPLES.items()
-                        if kind != "test"
-                    }
+                    "examples": FEED_EXAMPLES
                 }
             }
         }
@@ -175,3 +174,25 @@ def event_feed(
         feed.parse_limit(limit, settings.events_page_default, settings.events_page_max),
     )
     return EventPage(events=page.items, nextCursor=page.next_cursor, hasMore=page.has_more)
+
+
+def install_openapi_examples(app: FastAPI) -> None:
+    """Keep the nulls of the examples in the OpenAPI description.
+
+    FastAPI drops every null from the document it builds (`exclude_none`), examples included, so
+    `"cursor": null` or `"notificationType": null` would vanish and the examples would not show
+    every field a receiver gets. The examples are put back whole into the built document.
+    """
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            paths = build()["paths"]  # cached by FastAPI as app.openapi_schema
+            for expression in paths["/api/v2/callbacks"]["post"]["callbacks"]["delivered_event"].values():
+                json_body = expression["post"]["requestBody"]["content"]["application/json"]
+                json_body["examples"] = copy.deepcopy(DELIVERY_EXAMPLES)
+            answer = paths["/api/v2/events"]["get"]["responses"]["200"]["content"]["application/json"]
+            answer["examples"] = copy.deepcopy(FEED_EXAMPLES)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -76,6 +76,13 @@ ITALIAN: dict[str, str] = {
     "No findings": "Nessuna segnalazione",
     "Code": "Codice",
     "Message": "Messaggio",
+    "Hint": "Suggerimento",
+    "Event": "Evento",
+    "Year": "Anno",
+    "Value": "Valore",
+    "Delay": "Ritardo",
+    "Invoice": "Fattura",
+    "Panel sessions": "Sessioni del pannello",
     "Where": "Dove",
     "E-mail receipt of received invoices": "Ricezione via e-mail delle fatture ricevute",
     "Send received invoices by e-mail": "Invia via e-mail le fatture ricevute",
@@ -174,9 +181,20 @@ ITALIAN: dict[str, str] = {
     "Secret of endpoint": "Segreto dell'endpoint",
     "Copy it now: it will not be shown again.": "Copialo ora: non verrà più mostrato.",
     "Your receiver uses it to check the Varco-Signature header of every delivery. If it is lost, "
-    "replace it with POST /api/v2/callbacks/{id}/secret.": (
+    "replace it from the endpoint page or with POST /api/v2/callbacks/{id}/secret.": (
         "Il tuo ricevitore lo usa per verificare l'intestazione Varco-Signature di ogni invio. Se lo "
-        "perdi, sostituiscilo con POST /api/v2/callbacks/{id}/secret."
+        "perdi, sostituiscilo dalla pagina dell'endpoint o con POST /api/v2/callbacks/{id}/secret."
+    ),
+    "New signing secret": "Nuovo segreto di firma",
+    "Secret replaced": "Segreto sostituito",
+    "Replace the secret…": "Sostituisci il segreto…",
+    "Replace the secret": "Sostituisci il segreto",
+    "Replace the signing secret": "Sostituisci il segreto di firma",
+    "current secret": "segreto attuale",
+    "Replace the secret of this endpoint? Deliveries are signed with the new secret from now on: your "
+    "receiver refuses them until it has the new one. The new secret is shown once.": (
+        "Sostituire il segreto di questo endpoint? Da ora gli invii sono firmati con il nuovo segreto: il "
+        "tuo ricevitore li rifiuta finché non lo riceve. Il nuovo segreto viene mostrato una sola volta."
     ),
     "Open the endpoint": "Apri l'endpoint",
     "Back to callbacks": "Torna ai callback",

@@ -1,4 +1,5 @@
-"""Callback endpoints in the panel: list, create (secret shown once), test, enable, delete, deliveries.
+"""Callback endpoints in the panel: list, create (secret shown once), test, enable, new secret, delete,
+deliveries.
 
 Every action calls the same `callbacks.service` functions as `/api/v2/callbacks`, so rules, messages
 and the caller's scoping (another account's id is unknown: 404) are the API's.
@@ -156,6 +157,34 @@ def enable(
     except BadRequest as exc:  # a move the state table refuses
         return redirect(f"{BASE}/{endpoint_id}?error={quote_plus(str(exc)[:300])}")
     return redirect(f"{BASE}/{endpoint_id}?enabled=1")
+
+
+@router.get("/{callback_id}/secret")
+def confirm_rotate(request: Request, callback_id: str, current: PanelUser, session: SessionDep) -> Response:
+    """Replacing the secret asks first: the receiver must be given the new one at once."""
+    return page(request, "callback_secret.html", current, endpoint=_owned(session, current, callback_id))
+
+
+@router.post("/{callback_id}/secret")
+def rotate_secret(
+    request: Request,
+    callback_id: str,
+    current: PanelUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    clock: ClockDep,
+    csrf_token: str = Form(""),
+) -> Response:
+    check_csrf(current, csrf_token)
+    endpoint, secret = callbacks.rotate_secret(
+        session, current.account, callbacks.parse_id(callback_id), settings, clock
+    )
+    # As at creation: the new secret is in this answer only, never cached.
+    response = page(
+        request, "callback_created.html", current, endpoint=endpoint, secret=secret, rotated=True
+    )
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 @router.get("/{callback_id}/delete")

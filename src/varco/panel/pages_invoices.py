@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 from datetime import UTC, datetime, time
 
 from fastapi import APIRouter, File, Form, Request, UploadFile
@@ -14,6 +15,7 @@ from varco.accounts import service as accounts
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import VarcoError
 from varco.invoices import upload as uploads
+from varco.invoices.models import Invoice
 from varco.limits import annual
 from varco.panel import reads
 from varco.panel.i18n import translator
@@ -22,6 +24,7 @@ from varco.rendering import service as rendering
 from varco.sdi import esito as esiti
 from varco.search import archives, params
 from varco.search import service as search
+from varco.search.schemas import SdiError
 
 router = APIRouter(prefix="/panel", include_in_schema=False)
 DIRECTIONS = ("out", "in")
@@ -44,6 +47,15 @@ def _day(value: str, end: bool) -> datetime | None:
     return datetime.combine(day, time.max if end else time.min, tzinfo=UTC)
 
 
+def _vat(value: str) -> tuple[str | None, str | None]:
+    """The VAT filter as typed: "IT01234560017" is country IT + code 01234560017 (how Italians
+    write it; stored invoices keep them apart), "01234560017" a code in any country."""
+    typed = "".join(value.split()).upper()
+    if re.fullmatch(r"[A-Z]{2}[0-9][0-9A-Z]*", typed):
+        return typed[:2], typed[2:]
+    return None, typed or None
+
+
 @router.get("/invoices/{direction}")
 def invoice_list(
     request: Request,
@@ -59,12 +71,13 @@ def invoice_list(
     direction = _direction(direction)
     form = {"start": start, "end": end, "vat": vat, "status": status}
     try:
-        vat_field = "receiver_vat" if direction == "out" else "sender_vat"
+        party = "receiver" if direction == "out" else "sender"
+        country, code = _vat(vat)
         filters = params.Filters(
             created_from=_day(start, False),
             created_to=_day(end, True),
             state=params.state(status or None),
-            **{vat_field: params.upper(vat or None)},
+            **{f"{party}_country": country, f"{party}_vat": code},
         )
         result = search.search(
             session, current.account, direction, filters, search.Paging(max(page_number, 1), PAGE_SIZE), None
@@ -107,13 +120,15 @@ def invoice_detail(
             outcome = esiti.get_esito(session, current.account, invoice.filename)
         except esiti.EsitoNotFound:
             outcome = None
+    record = search.detail(session, invoice, include_file=False)
     return page(
         request,
         "invoice.html",
         current,
         direction=direction,
         invoice=invoice,
-        record=search.detail(session, invoice, include_file=False),
+        record=record,
+        error_hints=_error_hints(session, invoice, record.sdiErrors),
         history=reads.state_history(session, invoice),
         notifications=search.notifications(session, invoice),
         rendered=rendered,
@@ -122,6 +137,27 @@ def invoice_detail(
         message=request.query_params.get("message"),
         error=request.query_params.get("error"),
     )
+
+
+def _error_hints(session: SessionDep, invoice: Invoice, errors: list[SdiError]) -> list[str]:
+    """The validator's fix hint for each SDI error (same order; "" when no finding matches).
+
+    SDI errors are stored as code + description; the description quotes the finding's message (NS
+    `ListaErrori`, FATRSM212 "code - message"), so the file is checked again, only when it has
+    errors, and each error gets the hint of the finding its description quotes (else of its code).
+    """
+    if not errors:
+        return []
+    day = (invoice.sdi_received_at or invoice.created_at).date()
+    content = reads.stored_file(session, invoice)
+    options = fatturapa.CheckOptions(received_date=day, max_bytes=len(content) + 1)
+    findings = [f for f in fatturapa.check(content, options).errors if f.hint]
+    hints = []
+    for error in errors:
+        quoted = next((f for f in findings if f.message[:255] in error.description), None)
+        same_code = next((f for f in findings if f.code == error.code), None)
+        hints.append((quoted or same_code).hint if quoted or same_code else "")
+    return hints
 
 
 @router.get("/invoices/{direction}/{invoice_id:int}/download/{kind}")
