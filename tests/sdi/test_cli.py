@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 
 from typer.testing import CliRunner
@@ -88,3 +91,41 @@ def test_inject_discarded_file_exits_1(db, clock, tmp_path):
     path.write_bytes(invoice_file("00400_line_without_natura.xml", transmitter=valid_vat(), progressivo="B1"))
     result = run("sdi", "inject", str(path))
     assert result.exit_code == 1 and "00400" in result.output
+
+
+def _varco(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "varco.cli", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_inject_in_a_fresh_process_queues_the_receipt_e_mail(tmp_path):
+    """A real `varco sdi inject` process whose delivery queues a job (the e-mail receipt): the
+    job handlers must be registered before the first commit, not from inside it."""
+    env = {**os.environ, "VARCO_DATA_DIR": str(tmp_path), "VARCO_PROFILE": "demo"}
+    env.pop("VARCO_DATABASE_URL", None)
+    env.pop("VARCO_REDIS_URL", None)
+    vat = valid_vat()
+    made = _varco(env, "users", "create", "receiver", "--password", "pw-receiver-1", "--vat-code", vat)
+    assert made.returncode == 0, made.stderr
+    turn_on = (
+        "from varco.accounts import service\n"
+        "from varco.core.clock import current_clock\n"
+        "from varco.core.db import unit_of_work\n"
+        "from varco.mail import receipts\n"
+        "with unit_of_work() as session:\n"
+        "    account = service.get_by_username(session, 'receiver')\n"
+        "    receipts.configure(\n"
+        "        session, account, enabled=True, address='in@example.com', clock=current_clock()\n"
+        "    )\n"
+    )
+    setup = subprocess.run(
+        [sys.executable, "-c", turn_on], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert setup.returncode == 0, setup.stderr
+    path = tmp_path / f"IT{valid_vat()}_{uuid.uuid4().hex[:5].upper()}.xml"
+    path.write_bytes(invoice_file(client_vat=vat))
+    injected = _varco(env, "sdi", "inject", str(path))
+    assert injected.returncode == 0, injected.stdout + injected.stderr
+    assert "to receiver" in injected.stdout
+    assert "Traceback" not in injected.stderr
