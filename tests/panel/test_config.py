@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from tests.factories import make_account, make_basic
 from tests.invoices.support import invoice_xml
-from tests.panel.support import csrf_of, panel_login
+from tests.panel.support import NEW_PASSWORD, csrf_of, panel_login
 from tests.search.factories import premium, received, upload
 from varco.core.db import unit_of_work
 from varco.mail import receipts
@@ -63,6 +63,37 @@ def test_usage_tokens_and_revocation(client):
     assert "Questo browser" in tokens.text
     client.post("/panel/tokens/revoke", data={"csrf_token": csrf_of(page.text)})
     assert "Revocato" in client.get("/panel/tokens").text
+
+
+def test_one_api_token_is_revoked_and_the_others_keep_working(client):
+    account = make_account()
+    page = panel_login(client, account.username)  # registration changes the password: old tokens go
+    signin = {"grant_type": "password", "username": account.username, "password": NEW_PASSWORD}
+    first = client.post("/auth/signin", data=signin).json()
+    second = client.post("/auth/signin", data=signin).json()
+    listing = client.get("/panel/tokens").text
+    ids = re.findall(r'action="/panel/tokens/(\d+)/revoke"', listing)
+    assert len(ids) == 2  # newest first: the second sign-in's token
+    other = make_account()
+    client.post(
+        "/auth/signin", data={"grant_type": "password", "username": other.username, "password": "s3cret-pw"}
+    )
+    csrf = csrf_of(page.text)
+    assert client.post(f"/panel/tokens/{ids[0]}/revoke", data={"csrf_token": "wrong"}).status_code == 400
+    assert client.post(f"/panel/tokens/{ids[0]}/revoke", data={"csrf_token": csrf}).status_code in (200, 303)
+
+    def user_info(token: dict) -> int:
+        bearer = {"Authorization": f"Bearer {token['access_token']}"}
+        return client.get("/auth/userInfo", headers=bearer).status_code
+
+    assert (user_info(second), user_info(first)) == (401, 200)
+    refreshed = client.post(
+        "/auth/signin", data={"grant_type": "refresh_token", "refresh_token": second["refresh_token"]}
+    )
+    assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"
+    assert client.post(f"/panel/tokens/{ids[0]}/revoke", data={"csrf_token": csrf}).status_code == 404
+    assert client.post("/panel/tokens/999999999/revoke", data={"csrf_token": csrf}).status_code == 404
+    assert "Revocato" in client.get("/panel/tokens").text and user_info(first) == 200
 
 
 def test_only_the_delegate_approves(client):

@@ -108,6 +108,7 @@ ITALIAN: dict[str, str] = {
     "Expires": "Scade",
     "Revoked": "Revocato",
     "Active": "Attivo",
+    "Expired": "Scaduto",
     "This browser": "Questo browser",
     "Revoke all API tokens": "Revoca tutti i token API",
     "Accounts": "Utenti",

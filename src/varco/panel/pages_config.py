@@ -12,7 +12,7 @@ from varco.accounts.models import DelegationStatus
 from varco.auth import service as auth
 from varco.auth.models import AuthToken
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
-from varco.core.errors import BadRequest, VarcoError
+from varco.core.errors import BadRequest, NotFound, VarcoError
 from varco.invoices import usage
 from varco.limits import annual
 from varco.mail import receipts
@@ -186,6 +186,16 @@ def revoke_tokens(
 ) -> Response:
     check_csrf(current, csrf_token)
     auth.revoke_all(session, current.account, clock)
+    return redirect("/panel/tokens")
+
+
+@router.post("/tokens/{token_id:int}/revoke")
+def revoke_token(
+    token_id: int, current: PanelUser, session: SessionDep, clock: ClockDep, csrf_token: str = Form("")
+) -> Response:
+    check_csrf(current, csrf_token)
+    if not auth.revoke_token(session, current.account, token_id, clock):
+        raise NotFound(f"no active API token {token_id} of yours")
     return redirect("/panel/tokens")
 
 
