@@ -10,6 +10,7 @@ ANALYZE of the queries the list relies on, and drops the database.
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import json
 import os
@@ -44,7 +45,7 @@ INVOICE_COLUMNS = (
     "content_sha256 is_signed signature skip_extra_schema codice_destinatario pec_destinatario "
     "sender_description sender_country sender_vat sender_fiscal_code receiver_description receiver_country "
     "receiver_vat receiver_fiscal_code sdi_errors pdd_available created_at updated_at sdi_received_at "
-    "delivered_at outcome_deadline_at"
+    "delivered_at outcome_deadline_at document_types"
 ).split()
 BODY_COLUMNS = (
     "id invoice_id position document_type number invoice_date currency total_document total_vat net_payable"
@@ -125,7 +126,11 @@ def _setval(table: str):  # noqa: ANN202
 
 
 def load_invoices(dsn: str, count: int, group: list[int], others: list[int]) -> float:
-    """COPY `count` invoices over 2026 (40 % to the measured group, 60 % to the others), one body each."""
+    """COPY `count` invoices over 2026 (40 % to the measured group, 60 % to the others), one body each.
+
+    `invoice_month_counts` is filled by its statement trigger on `invoices` (one aggregate per COPY)."""
+    kinds = random.Random(11)
+    types = ["TD04" if kinds.random() < 0.05 else "TD01" for _ in range(count + 1)]  # 5 % credit notes
     rng = random.Random(7)
     started = time.perf_counter()
     with psycopg.connect(dsn) as conn:
@@ -135,11 +140,11 @@ def load_invoices(dsn: str, count: int, group: list[int], others: list[int]) -> 
         )
         with conn.cursor() as cur:
             with cur.copy(f"COPY invoices ({', '.join(INVOICE_COLUMNS)}) FROM STDIN") as copy:
-                for chunk in _chunks(count, lambda i: _invoice_row(i, count, rng, group, others)):
+                for chunk in _chunks(count, lambda i: _invoice_row(i, count, rng, group, others, types[i])):
                     copy.write(chunk)
             rng = random.Random(11)
             with cur.copy(f"COPY invoice_bodies ({', '.join(BODY_COLUMNS.split())}) FROM STDIN") as copy:
-                for chunk in _chunks(count, lambda i: _body_row(i, rng)):
+                for chunk in _chunks(count, lambda i: _body_row(i, rng, types[i])):
                     copy.write(chunk)
             for table in ("invoices", "invoice_bodies", "blobs"):
                 cur.execute(
@@ -163,7 +168,9 @@ def _chunks(count: int, row: Callable[[int], str], size: int = 20_000) -> Iterat
         yield buffer.getvalue()
 
 
-def _invoice_row(i: int, count: int, rng: random.Random, group: list[int], others: list[int]) -> str:
+def _invoice_row(
+    i: int, count: int, rng: random.Random, group: list[int], others: list[int], kind: str
+) -> str:
     account = rng.choice(group) if rng.random() < 0.4 else rng.choice(others)
     direction = "out" if rng.random() < 0.7 else "in"
     # Rows arrive in time order, as in production (ids and creation times grow together).
@@ -205,14 +212,14 @@ def _invoice_row(i: int, count: int, rng: random.Random, group: list[int], other
         created.isoformat(),
         None,
         None,
+        kind,
     ]
     return "\t".join(r"\N" if v is None else str(v) for v in values) + "\n"
 
 
-def _body_row(i: int, rng: random.Random) -> str:
+def _body_row(i: int, rng: random.Random, kind: str) -> str:
     total = rng.randrange(1000, 1_000_000) / 100
     vat = round(total * 22 / 122, 2)
-    kind = "TD04" if rng.random() < 0.05 else "TD01"
     day = (YEAR_START + timedelta(days=rng.randrange(365))).date()
     values = [i, i, 1, kind, f"N{i}", day.isoformat(), "EUR", f"{total:.2f}", f"{vat:.2f}", f"{total:.2f}"]
     return "\t".join(str(v) for v in values) + "\n"
@@ -222,7 +229,9 @@ def _body_row(i: int, rng: random.Random) -> str:
 
 
 @contextmanager
-def server(url: str) -> Iterator[str]:
+def server(url: str, freeze: bool) -> Iterator[str]:
+    """The app as `varco serve` runs it: with `freeze`, the loaded app's objects are frozen out of
+    the garbage collector (gc.freeze) as `serve` does; without, as before that change."""
     env = {
         **os.environ,
         "VARCO_DATABASE_URL": url,
@@ -232,7 +241,8 @@ def server(url: str) -> Iterator[str]:
         "VARCO_DEMO_DATA": "false",
     }
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-c", SERVER_CODE, str(port)], env=env)
+    code = SERVER_CODE.replace("uvicorn.run(", "import gc\ngc.collect()\ngc.freeze()\nuvicorn.run(", 1)
+    proc = subprocess.Popen([sys.executable, "-c", code if freeze else SERVER_CODE, str(port)], env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -338,7 +348,7 @@ def scenarios(
 
 
 def in_process(url: str, n: int) -> None:
-    """The same list and detail without HTTP and authentication: service + database only."""
+    """The same list and detail without HTTP and authentication: service + database + JSON encoding."""
     from varco.accounts.models import Account
     from varco.core.db import Database
     from varco.search import service
@@ -346,35 +356,48 @@ def in_process(url: str, n: int) -> None:
 
     db = Database(url)
     rng = random.Random(5)
+    with psycopg.connect(url.replace("+psycopg", "")) as conn:
+        sample = "FROM invoices WHERE account_id = 1 AND direction = 'out' ORDER BY random() LIMIT 1000"
+        filenames = [r[0] for r in conn.execute(f"SELECT filename {sample}")]
 
-    def listing(size: int, **extra: object) -> Callable[[], object]:
+    def listing(size: int, page: int = 1, days: int | None = 10, **extra: object) -> Callable[[], object]:
         def run() -> object:
             start = YEAR_START + timedelta(days=rng.randrange(355))
-            filters = Filters(created_from=start, created_to=start + timedelta(days=10), **extra)
+            window = {"created_from": start, "created_to": start + timedelta(days=days)} if days else {}
+            filters = Filters(**window, **extra)
             with db.unit_of_work() as session:
-                page = service.search(
-                    session, session.get(Account, 1), "out", filters, service.Paging(1, size), None
+                found = service.search(
+                    session, session.get(Account, 1), "out", filters, service.Paging(page, size), None
                 )
-                return page.model_dump_json()
+                return found.model_dump_json()
 
         return run
 
-    def detail() -> object:
-        with db.unit_of_work() as session:
-            ref = service.Ref(invoice_id=rng.randrange(1, 400_000))
-            try:
-                return service.detail(
-                    session, service.find(session, session.get(Account, 1), "out", ref), False
-                )
-            except service.InvoiceNotFound:
-                return None
+    def detail(by_name: bool) -> Callable[[], object]:
+        def run() -> object:
+            with db.unit_of_work() as session:
+                if by_name:
+                    ref = service.Ref(filename=filenames[rng.randrange(len(filenames))])
+                else:
+                    ref = service.Ref(invoice_id=rng.randrange(1, 400_000))
+                try:
+                    invoice = service.find(session, session.get(Account, 1), "out", ref)
+                    return service.detail(session, invoice, False).model_dump_json()
+                except service.InvoiceNotFound:
+                    return None
 
-    print(f"\n{'in-process (service + database, no HTTP)':55} {'p50 ms':>8} {'p99 ms':>8}")
+        return run
+
+    print(f"\n{'in-process (service + database + JSON, no HTTP)':55} {'p50 ms':>8} {'p99 ms':>8}")
     for title, run in (
         ("list, Premium + 200 delegators, 10 days, size 10", listing(10)),
         ("list, same, size 100", listing(100)),
         ("list, same, status=Consegnata", listing(10, state=7)),
-        ("detail by id", detail),
+        ("list, same, documentType=TD04", listing(10, document_type="TD04")),
+        ("list, same, page 10 of size 100", listing(100, page=10)),
+        ("v1 list, Premium + 200 delegators, no dates", listing(10, days=None)),
+        ("detail by id", detail(False)),
+        ("detail by filename", detail(True)),
     ):
         for _ in range(20):
             run()
@@ -385,53 +408,73 @@ def in_process(url: str, n: int) -> None:
             times.append((time.perf_counter() - started) * 1000)
         times.sort()
         print(f"{title:55} {times[len(times) // 2]:8.1f} {times[min(n - 1, int(n * 0.99))]:8.1f}")
+    with db.unit_of_work() as session:
+        start = YEAR_START + timedelta(days=200)
+        filters = Filters(created_from=start, created_to=start + timedelta(days=10))
+        page = service.search(session, session.get(Account, 1), "out", filters, service.Paging(1, 100), None)
+        times = []
+        for _ in range(n):
+            started = time.perf_counter()
+            body = page.model_dump_json()
+            times.append((time.perf_counter() - started) * 1000)
+        times.sort()
+        title = f"JSON encoding of one size-100 page ({len(body)} bytes)"
+        print(f"{title:55} {times[n // 2]:8.2f}")
     db.dispose()
 
 
 def explain(url: str) -> None:
-    """EXPLAIN (ANALYZE, BUFFERS) of the statements the v2 list runs, built by the repository itself."""
-    from sqlalchemy import func
+    """EXPLAIN (ANALYZE, BUFFERS) of every statement the service runs for a list or a detail: the
+    statements are captured as the repository builds them and replayed with their parameters."""
+    from sqlalchemy import event
 
+    from varco.accounts.models import Account
     from varco.core.db import Database
-    from varco.invoices.models import Invoice
+    from varco.search import service
     from varco.search.params import Filters
-    from varco.search.repository import _conditions
 
     db = Database(url)
-    group = list(range(1, DELEGATORS + 2))
     start = datetime(2026, 6, 1, tzinfo=UTC)
-    plain = Filters(created_from=start, created_to=start + timedelta(days=10))
-    cases = {
-        "count (only past the last page), Premium + delegators, 10 days": select(
-            func.count(Invoice.id)
-        ).where(*_conditions(group, "out", plain)),
-        "page ids + total, Premium + delegators, 10 days": select(Invoice.id, func.count().over())
-        .where(*_conditions(group, "out", plain))
-        .order_by(Invoice.created_at.desc(), Invoice.id.desc())
-        .limit(10),
-        "page ids + total, status Consegnata": select(Invoice.id, func.count().over())
-        .where(*_conditions(group, "out", Filters(**{**plain.__dict__, "state": 7})))
-        .order_by(Invoice.created_at.desc(), Invoice.id.desc())
-        .limit(10),
-        "page ids + total, documentType TD04": select(Invoice.id, func.count().over())
-        .where(*_conditions(group, "out", Filters(**{**plain.__dict__, "document_type": "TD04"})))
-        .order_by(Invoice.created_at.desc(), Invoice.id.desc())
-        .limit(10),
-        "detail by filename": select(Invoice.id).where(
-            Invoice.account_id.in_(group),
-            Invoice.direction == "out",
-            Invoice.filename == "IT05555550028_00000010.xml",
+    window = {"created_from": start, "created_to": start + timedelta(days=10)}
+    with psycopg.connect(url.replace("+psycopg", "")) as conn:
+        filename = conn.execute(
+            "SELECT filename FROM invoices WHERE account_id = 1 AND direction = 'out' LIMIT 1"
+        ).fetchone()[0]
+
+    def lister(filters: Filters, page: int, size: int) -> Callable[[Session], object]:
+        paging = service.Paging(page, size)
+        return lambda s: service.search(s, s.get(Account, 1), "out", filters, paging, None)
+
+    cases: dict[str, Callable[[Session], object]] = {
+        "v2 list, Premium + delegators, 10 days, size 10": lister(Filters(**window), 1, 10),
+        "v2 list, documentType TD04": lister(Filters(**window, document_type="TD04"), 1, 10),
+        "v2 list, page 10 of size 100": lister(Filters(**window), 10, 100),
+        "v1 list, Premium + delegators, no dates": lister(Filters(), 1, 10),
+        "v2 detail by filename": lambda s: service.detail(
+            s, service.find(s, s.get(Account, 1), "out", service.Ref(filename=filename)), False
         ),
     }
-    with Session(db.engine) as session:
-        for title, statement in cases.items():
-            compiled = statement.compile(
-                dialect=db.engine.dialect, compile_kwargs={"literal_binds": True, "render_postcompile": True}
-            )
-            plan = session.connection().exec_driver_sql(f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) {compiled}")
-            print(f"\n-- {title}")
-            for (line,) in plan:
-                print(line)
+    captured: list[tuple[str, object]] = []
+
+    def capture(_conn, _cursor, statement, parameters, _context, _many) -> None:  # noqa: ANN001
+        captured.append((statement, parameters))
+
+    for title, run in cases.items():
+        with db.unit_of_work() as session:
+            session.get(Account, 1)
+            event.listen(db.engine, "before_cursor_execute", capture)
+            try:
+                run(session)
+            finally:
+                event.remove(db.engine, "before_cursor_execute", capture)
+            statements = [(sql, p) for sql, p in captured if "invoice" in sql and "EXPLAIN" not in sql]
+            captured.clear()
+            cursor = session.connection().connection.dbapi_connection.cursor()
+            for sql, parameters in statements:
+                cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) {sql}", parameters)
+                print(f"\n-- {title}: {' '.join(sql.split())[:160]}")
+                for (line,) in cursor.fetchall():
+                    print(line[:200])
     db.dispose()
 
 
@@ -441,6 +484,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--keep", action="store_true", help="do not drop the database afterwards")
     parser.add_argument("--reuse", help="measure a database kept by an earlier --keep run (no load)")
+    parser.add_argument("--no-gc-freeze", action="store_true", help="serve without gc.freeze() (as before)")
     args = parser.parse_args()
     from varco.core import migrate
 
@@ -456,7 +500,7 @@ def main() -> None:
             size = conn.execute("SELECT pg_size_pretty(pg_total_relation_size('invoices'))").fetchone()[0]
             rows = conn.execute("SELECT count(*) FROM invoices").fetchone()[0]
         print(f"invoices: {rows:,} rows, {size} with indexes")
-        with server(url) as base, httpx.Client(timeout=60) as client:
+        with server(url, not args.no_gc_freeze) as base, httpx.Client(timeout=60) as client:
             premium, basic = token(base, "bench-premium"), token(base, "bench-basic")
             health = latency(client, lambda i: client.build_request("GET", f"{base}/health"), args.requests)
             print(f"\n{'scenario':55} {'p50 ms':>8} {'p99 ms':>8} {'mean':>8}")
@@ -468,6 +512,11 @@ def main() -> None:
                 print(f"{title:55} {p50:8.1f} {p99:8.1f} {mean:8.1f}")
             sample = client.send(scenarios(client, base, premium, basic, dsn)[0][1](0)).json()
             print(f"\nsample page: totalElements={sample['totalElements']} totalPages={sample['totalPages']}")
+        if not args.no_gc_freeze:
+            import varco.app  # noqa: F401 - the whole app loaded, then frozen, as in the server
+
+            gc.collect()
+            gc.freeze()
         in_process(url, args.requests)
         explain(url)
         worst = max(p99 for p99 in (r[1] for r in results.values()))

@@ -60,7 +60,7 @@ def test_the_published_examples_keep_every_field_of_the_real_bodies(client, rece
     examples = delivered["post"]["requestBody"]["content"]["application/json"]["examples"]
     assert {kind: example["value"] for kind, example in examples.items()} == EXAMPLES
     assert examples["test"]["value"]["cursor"] is None  # nulls are documented, not dropped
-    assert examples["createInvoice"]["value"]["data"]["notificationType"] is None
+    assert examples["createInvoice"]["value"]["data"]["event"] is None
     feed = described["/api/v2/events"]["get"]["responses"]["200"]["content"]["application/json"]["examples"]
     assert {kind: example["value"]["events"][0] for kind, example in feed.items()} == {
         kind: value for kind, value in EXAMPLES.items() if kind != "test"

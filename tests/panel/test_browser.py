@@ -136,9 +136,9 @@ def test_reading_works_with_javascript_off(chromium_browser, live_server):
     assert "Riepilogo IVA" in page.content() and "7700002" in page.locator("dl").first.inner_text()
     for name in ("Impostazioni", "Deleghe", "Consumi", "Sessioni e token", "Callback"):
         page.get_by_role("link", name=name, exact=True).click()
-        assert page.get_by_role("heading", name=name, exact=True).is_visible(), name
+        page.get_by_role("heading", name=name, exact=True).wait_for()  # the click does not wait for the page
     page.get_by_role("link", name="EN", exact=True).click()  # back to the same page, in English
-    assert page.get_by_role("heading", name="Callbacks", exact=True).is_visible()
+    page.get_by_role("heading", name="Callbacks", exact=True).wait_for()
     page.get_by_role("link", name="Received invoices").click()
-    assert page.get_by_role("link", name=got.filename).is_visible()
+    page.get_by_role("link", name=got.filename).wait_for()
     context.close()

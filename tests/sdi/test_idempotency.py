@@ -124,7 +124,7 @@ def test_notification_for_an_unknown_or_mismatched_file_is_refused(db, clock, qu
 def test_send_invoice_twice_submits_once(db, clock, queue):
     invoice_ = sent()
     with unit_of_work() as session:
-        found = lifecycle.find_invoice(session, filename=invoice_.filename)
+        found = lifecycle.find_invoice(session, filename=invoice_.filename, direction="out")
         assert get_channel().send_invoice(session, found, b"ignored", clock) == invoice_.sdi_id
         found.sdi_id = None  # even without the id on the invoice, the SDI knows the file
         assert get_channel().send_invoice(session, found, b"ignored", clock) == invoice_.sdi_id

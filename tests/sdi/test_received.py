@@ -6,7 +6,7 @@ import uuid
 
 from sqlalchemy import select
 
-from tests.factories import make_account
+from tests.factories import bearer, make_account, sign_in
 from tests.sdi.factories import (
     FIXTURES,
     assert_valid_messages,
@@ -69,6 +69,7 @@ def test_received_by_vat_number(db, clock, queue):
         )
     assert blob.account_id == client.id
     assert event.payload["filename"] == received.filename and event.payload["statusDescription"] == "Ricevuta"
+    assert (event.payload["notificationType"], event.payload["notificationFilename"]) == ("MT", mt.filename)
 
 
 def test_received_by_tax_code(db, clock, queue):
@@ -162,8 +163,8 @@ def test_invoice_to_our_recipient_code_from_a_varco_client_is_delivered_inside(d
     assert state(sent.id) == S.CONSEGNATA
     [received] = received_by(client.id)
     assert received.sdi_id == sent.sdi_id and received.state == S.RICEVUTA
-    # invoices.filename is unique across directions: the received copy carries a suffix.
-    assert received.filename == sent.filename.removesuffix(".xml") + "_IN.xml"
+    # File names are unique per direction: the received copy keeps the SDI name.
+    assert received.filename == sent.filename
     [(rc, content)] = notifications(sent.id)
     assert b'IntermediarioConDupliceRuolo="Si"' in content
     assert f"<Codice>{ours}</Codice>".encode() in content
@@ -194,3 +195,51 @@ def test_invoice_to_our_code_for_an_unknown_client_is_delivered_and_kept_aside(d
     with unit_of_work() as session:
         row = session.scalar(select(UnroutableInvoice).where(UnroutableInvoice.sdi_id == sent.sdi_id))
     assert row is not None and row.invoice_id is None and vat in row.reason
+
+
+def test_file_sent_between_varco_clients_has_its_sdi_name_on_both_sides(client, db, clock, queue):
+    sender = supplier_account()
+    vat = valid_vat()
+    recipient = make_account(vat_code=vat)
+    sent = send_invoice(sender, invoice_file(supplier_vat=sender.vat_code, client_vat=vat))
+    queue.drain()
+    [copy] = received_by(recipient.id)
+    assert copy.filename == sent.filename and copy.sdi_id == sent.sdi_id and copy.id != sent.id
+    stem = sent.filename.removesuffix(".xml")
+    notes = "/services/notification/{}/getByFilename"
+    sender_token, recipient_token = sign_in(client, sender.username), sign_in(client, recipient.username)
+
+    def found(path, token, **params):
+        response = client.get(path, params=params, headers=bearer(token))
+        return response.status_code, response.json()
+
+    # Each side finds its own copy by the shared name, in its direction only.
+    for direction, token, expected in (("out", sender_token, sent.id), ("in", recipient_token, copy.id)):
+        status, body = found(f"/api/v2/invoices-{direction}/detail", token, filename=sent.filename)
+        assert (status, body["id"], body["filename"]) == (200, str(expected), sent.filename), body
+        status, body = found(f"/services/invoice/{direction}/getByFilename", token, filename=sent.filename)
+        assert (status, body["id"]) == (200, str(expected)), body
+    assert found("/services/invoice/in/getByFilename", sender_token, filename=sent.filename)[0] == 404
+    assert found("/services/invoice/out/getByFilename", recipient_token, filename=sent.filename)[0] == 404
+
+    # The sender's notifications stay on the sent invoice; the MT on the received copy.
+    assert types(sent.id) == ["RC"] and types(copy.id) == ["MT"]
+    status, body = found(notes.format("out"), sender_token, filename=f"{stem}_RC_001.xml")
+    assert status == 200 and body["filename"] == f"{stem}_RC_001.xml", body
+    status, body = found(notes.format("in"), recipient_token, filename=f"{stem}_MT_001.xml")
+    assert status == 200, body
+
+    # The customer outcome names the real file; the NE reaches the sent invoice, not the copy.
+    response = client.post(
+        "/services/invoice/in/sendEsitoCommittente",
+        json={"filename": sent.filename, "sdiId": sent.sdi_id, "esito": "EC01"},
+        headers=bearer(recipient_token),
+    )
+    assert response.status_code == 200 and response.json()["esitoFileName"] == f"{stem}_EC_001.xml"
+    queue.drain()
+    assert state(sent.id) == S.ACCETTATA and types(sent.id) == ["RC", "NE"]
+    assert state(copy.id) == S.RICEVUTA and types(copy.id) == ["MT", "EC"]
+    status, body = found(notes.format("out"), sender_token, filename=f"{stem}_NE_001.xml")
+    assert status == 200, body
+    status, body = found(f"/services/invoice/in/sendEsitoCommittente/{sent.filename}", recipient_token)
+    assert (status, body["status"]) == (200, "ACCEPTED"), body

@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 
 from varco.accounts.models import Account
 from varco.auth import service
+from varco.core.db import reading
 from varco.core.deps import ClockDep, SessionDep
 from varco.core.errors import Unauthorized
 from varco.limits import service as limits
@@ -25,9 +26,10 @@ def get_caller(request: Request, session: SessionDep, clock: ClockDep) -> Accoun
     token = bearer_token(request)
     if token is None:
         raise Unauthorized()
-    account = service.authenticate(session, token, clock)
-    request.state.account_id = account.id
-    limits.guard(request, session, account, clock)  # §8.3/§8.4: every authenticated call counts
+    with reading(session):  # on SQLite the write lock is taken only by the endpoint's own work
+        account = service.authenticate(session, token, clock)
+        request.state.account_id = account.id
+        limits.guard(request, session, account, clock)  # §8.3/§8.4: every authenticated call counts
     return account
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from varco.accounts import service as accounts
@@ -80,13 +80,21 @@ def refresh(
     return _issue(session, account, client_id or record.client_id, clock, settings)
 
 
+# One statement, built once: the token's validity and its account (a bearer check runs on every call).
+_BEARER = (
+    select(AuthToken.revoked_at, AuthToken.expires_at, Account)
+    .join(Account, Account.id == AuthToken.account_id)
+    .where(AuthToken.access_digest == bindparam("digest"))
+)
+
+
 def authenticate(session: Session, access_token: str, clock: Clock) -> Account:
     """The account behind a bearer token, or Unauthorized (§5.4)."""
-    record = session.scalar(select(AuthToken).where(AuthToken.access_digest == token_digest(access_token)))
-    if record is None or record.revoked_at is not None or clock.now() >= record.expires_at:
+    row = session.execute(_BEARER, {"digest": token_digest(access_token)}).first()
+    if row is None or row.revoked_at is not None or clock.now() >= row.expires_at:
         raise Unauthorized()
-    account = accounts.get(session, record.account_id)
-    if account is None or accounts.refusal_reason(session, account, clock):
+    account = row.Account
+    if accounts.refusal_reason(session, account, clock):
         raise Unauthorized()
     return account
 
@@ -110,3 +118,15 @@ def revoke_all(session: Session, account: Account, clock: Clock) -> int:
     for token in tokens:
         token.revoked_at = clock.now()
     return len(tokens)
+
+
+def revoke_token(session: Session, account: Account, token_id: int, clock: Clock) -> bool:
+    """Revoke one of the account's tokens (both its access and refresh token); False when the id
+    is not the account's or the token is already revoked."""
+    token = session.scalar(
+        select(AuthToken).where(AuthToken.id == token_id, AuthToken.account_id == account.id)
+    )
+    if token is None or token.revoked_at is not None:
+        return False
+    token.revoked_at = clock.now()
+    return True

@@ -44,8 +44,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
             "status": 11,
             "statusDescription": "Ricevuta",
             "event": None,
-            "notificationType": None,
-            "notificationFilename": None,
+            "notificationType": "MT",
+            "notificationFilename": "IT09876540015_00012_MT_001.xml",
             "sdiErrors": [],
             "docType": "in",
             "sender": {

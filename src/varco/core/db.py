@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,15 +49,67 @@ def _sqlite_pragmas(dbapi_connection: object, _record: object) -> None:
     cursor.close()
 
 
+class _QueuedWriters(sqlite3.Connection):
+    """Transactions of one process wait for each other on a Python lock, handed over at COMMIT or
+    ROLLBACK, instead of polling in SQLite's busy handler, whose growing sleeps (up to 100 ms)
+    leave the database idle between concurrent requests. Other processes still meet busy_timeout."""
+
+    writer_lock: threading.Lock  # one per engine (see make_engine)
+    _holds = False
+
+    def acquire_writer(self) -> None:
+        self._holds = self.writer_lock.acquire(timeout=30)  # as busy_timeout; then SQLite decides
+
+    def release_writer(self) -> None:
+        if self._holds:
+            self._holds = False
+            self.writer_lock.release()
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        finally:
+            self.release_writer()
+
+    def rollback(self) -> None:
+        try:
+            super().rollback()
+        finally:
+            self.release_writer()
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.release_writer()
+
+
+_DEFERRED = "varco_sqlite_deferred"  # execution option: a read-only transaction (see reading())
+
+
 def _sqlite_begin_immediate(conn: object) -> None:
     # Writers serialise at BEGIN instead of failing later on lock upgrade: SQLite's
     # equivalent of SELECT ... FOR UPDATE for our short transactions.
-    conn.exec_driver_sql("BEGIN IMMEDIATE")  # type: ignore[attr-defined]
+    if conn.get_execution_options().get(_DEFERRED):  # type: ignore[attr-defined]
+        conn.exec_driver_sql("BEGIN")  # type: ignore[attr-defined]
+        return
+    dbapi = conn.connection.dbapi_connection  # type: ignore[attr-defined]
+    queued = isinstance(dbapi, _QueuedWriters)
+    if queued:
+        dbapi.acquire_writer()
+    try:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")  # type: ignore[attr-defined]
+    except BaseException:
+        if queued:
+            dbapi.release_writer()
+        raise
 
 
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "isolation_level": None})
+        factory = type("QueuedWriters", (_QueuedWriters,), {"writer_lock": threading.Lock()})
+        connect_args = {"check_same_thread": False, "isolation_level": None, "factory": factory}
+        engine = create_engine(url, connect_args=connect_args)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin_immediate)
         return engine
@@ -86,6 +139,20 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+@contextmanager
+def reading(session: Session) -> Iterator[Session]:
+    """Reads that take no write lock. On SQLite, when the session has no transaction open yet, they
+    run in a deferred transaction of their own, ended on leaving the block (loaded objects stay
+    usable), so the write lock is held only by the work after it; otherwise this does nothing.
+    Nothing may be written inside the block."""
+    if session.in_transaction() or session.get_bind().dialect.name != "sqlite":
+        yield session
+        return
+    session.connection(execution_options={_DEFERRED: True})
+    yield session
+    session.commit()
 
 
 _db: Database | None = None

@@ -20,6 +20,15 @@ def _session() -> Iterator[Session]:
         yield session
 
 
+# async: FastAPI runs a plain function dependency in the threadpool, a hop per request for a global read.
+async def _clock() -> Clock:
+    return current_clock()
+
+
+async def _settings() -> Settings:
+    return get_settings()
+
+
 SessionDep = Annotated[Session, Depends(_session, scope="function")]
-ClockDep = Annotated[Clock, Depends(current_clock)]
-SettingsDep = Annotated[Settings, Depends(get_settings)]
+ClockDep = Annotated[Clock, Depends(_clock)]
+SettingsDep = Annotated[Settings, Depends(_settings)]

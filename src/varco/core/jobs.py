@@ -14,8 +14,9 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from huey import Huey, MemoryHuey, RedisHuey, SqliteHuey, crontab
-from sqlalchemy import event, or_, select
+from huey import Huey, MemoryHuey, RedisHuey, crontab
+from huey.storage import SqliteStorage
+from sqlalchemy import bindparam, event, or_, select
 from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock, current_clock
@@ -28,6 +29,7 @@ Handler = Callable[[Session, dict[str, Any], Clock], None]
 HANDLERS: dict[str, Handler] = {}
 MAX_ATTEMPTS = 10
 _PENDING_KEY = "varco_pending_jobs"
+_BY_KEY = select(JobRow).where(JobRow.key == bindparam("key"))  # built once: enqueue runs it often
 
 
 def job(name: str) -> Callable[[Handler], Handler]:
@@ -53,7 +55,7 @@ def enqueue(
     if name not in HANDLERS:
         raise KeyError(f"unknown job {name!r}")
     if key is not None:
-        existing = session.scalar(select(JobRow).where(JobRow.key == key))
+        existing = session.scalar(_BY_KEY, {"key": key})
         if existing is not None:
             return existing
     now = (clock or current_clock()).now()
@@ -192,10 +194,22 @@ class JobQueue:
         self.huey.flush()
 
 
+class _WakeUpStorage(SqliteStorage):
+    """SqliteHuey storage for wake-ups only: the `jobs` rows are the durable truth and the reconciler
+    re-sends a lost message, so a commit need not fsync (WAL + synchronous=NORMAL: a crash may lose
+    the last messages, never corrupt the file)."""
+
+    def _create_connection(self):  # noqa: ANN202 - huey's signature
+        conn = super()._create_connection()
+        conn.execute("pragma synchronous=NORMAL")
+        return conn
+
+
 def build_huey(redis_url: str | None, data_dir: str, name: str = "varco") -> Huey:
     if redis_url:
         return RedisHuey(name, url=redis_url)
-    return SqliteHuey(name, filename=f"{data_dir}/huey.sqlite3")
+    # No results: nothing reads a job's return value (its row holds the outcome), one write less per job.
+    return Huey(name, results=False, storage_class=_WakeUpStorage, filename=f"{data_dir}/huey.sqlite3")
 
 
 _queue: JobQueue | None = None

@@ -31,6 +31,7 @@ def _upload(
         dry_run=body.dryRun,
     )
     accepted = accept_upload(session, caller, upload, settings, clock)
+    session.commit()  # here, not after the response is built: on SQLite this frees the write lock sooner
     rid = request_id(request)
     log.info("upload accepted: %s by %s (dry run %s)", accepted.filename, caller.username, upload.dry_run)
     text = "Dry run: checks passed, nothing sent" if upload.dry_run else "Operation done"

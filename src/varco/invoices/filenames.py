@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import string
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -25,22 +25,29 @@ def encode_progressive(value: int) -> str:
     return "".join(reversed(digits)).rjust(_WIDTH, "0")
 
 
-def _locked_sequence(session: Session, transmitter: str) -> FilenameSequence:
-    # Create the row if missing without racing another transaction, then lock it.
-    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-    session.execute(
-        insert(FilenameSequence).values(transmitter=transmitter, last_value=0).on_conflict_do_nothing()
+def _take_next(insert):  # noqa: ANN001, ANN202 - the dialect's insert construct
+    return (
+        insert(FilenameSequence)
+        .values(transmitter=bindparam("transmitter"), last_value=1)
+        .on_conflict_do_update(
+            index_elements=[FilenameSequence.transmitter],
+            set_={"last_value": FilenameSequence.last_value + 1},
+        )
+        .returning(FilenameSequence.last_value)
     )
-    query = select(FilenameSequence).where(FilenameSequence.transmitter == transmitter).with_for_update()
-    return session.execute(query.execution_options(populate_existing=True)).scalar_one()
+
+
+_TAKE_NEXT = {"postgresql": _take_next(pg_insert), "sqlite": _take_next(sqlite_insert)}  # built once
 
 
 def next_filename(session: Session, transmitter: str, *, signed: bool) -> str:
-    """Take the next progressive (never reused: the row lock serialises concurrent uploads)."""
-    sequence = _locked_sequence(session, transmitter)
-    sequence.last_value += 1
-    session.flush()
-    return _name(transmitter, sequence.last_value, signed)
+    """Take the next progressive (never reused). One upsert that creates the row or increments it and
+    returns the new value: the row lock it takes (PostgreSQL) or the write lock of the transaction
+    (SQLite) serialises concurrent uploads until commit."""
+    statement = _TAKE_NEXT[session.get_bind().dialect.name]
+    # On the session's connection: a plain statement, without the ORM's bulk-insert machinery.
+    value = session.connection().execute(statement, {"transmitter": transmitter}).scalar_one()
+    return _name(transmitter, value, signed)
 
 
 def peek_filename(session: Session, transmitter: str, *, signed: bool) -> str:

@@ -26,30 +26,35 @@ def apply_event(
     key: str,
     clock: Clock,
     sdi_errors: list[dict[str, str]] | None = None,
+    notification: Notification | None = None,
 ) -> tuple[Invoice, bool]:
     """Move an invoice through one guarded transition. A key seen before is a no-op: (invoice, False).
 
     Raises IllegalTransition for a move the lifecycle does not allow (callers log and drop it).
+    `notification`: the SDI message that causes the move, if the caller has it (else looked up).
     """
     repo = InvoiceRepository(session)
     invoice = repo.get_for_update(invoice_id)
     if invoice is None:
         raise LookupError(f"invoice {invoice_id} does not exist")
-    if repo.has_transition(invoice.id, key):
-        return invoice, False
     current = InvoiceState(invoice.state)
-    target = next_state(current, event)
+    try:
+        target = next_state(current, event)
+    except IllegalTransition:
+        if repo.has_transition(invoice.id, key):
+            return invoice, False  # a duplicate of a move made before: not illegal, a no-op
+        raise
     now = clock.now()
-    repo.add_transition(
-        InvoiceTransition(
-            invoice_id=invoice.id,
-            key=key,
-            event=event.value,
-            from_state=current.value,
-            to_state=target.value,
-            at=now,
-        )
-    )
+    # The unique (invoice_id, key) decides: a key seen before inserts nothing (one statement).
+    if not repo.insert_transition(
+        invoice_id=invoice.id,
+        key=key,
+        event=event.value,
+        from_state=current.value,
+        to_state=target.value,
+        at=now,
+    ):
+        return invoice, False
     invoice.state = target.value
     invoice.updated_at = now
     if sdi_errors is not None:
@@ -58,7 +63,7 @@ def apply_event(
         session,
         invoice.account_id,
         "updateInvoiceStatus",
-        status_payload(invoice, event, _notification_for(session, invoice.id, event)),
+        status_payload(invoice, event, notification or _notification_for(session, invoice.id, event)),
         now,
         subject=invoice.filename,
     )
@@ -92,8 +97,8 @@ def _notification_for(session: Session, invoice_id: int, event: InvoiceEvent) ->
 
 
 def record_initial_state(session: Session, invoice: Invoice, now: datetime) -> None:
-    """History row for the state an invoice is created in."""
-    InvoiceRepository(session).add_transition(
+    """History row for the state an invoice is created in (flushed with the next statement)."""
+    session.add(
         InvoiceTransition(
             invoice_id=invoice.id,
             key="created",
@@ -119,7 +124,7 @@ def add_notification(
 ) -> Notification | None:
     """Store an SDI message for an invoice; a file name seen before is a duplicate: None."""
     repo = InvoiceRepository(session)
-    if repo.notification_by_filename(filename) is not None:
+    if repo.has_notification(filename):
         return None
     now = clock.now()
     blob = blobs.store(session, filename, content, invoice.account_id, now)
@@ -146,10 +151,13 @@ def safe_apply(
     key: str,
     clock: Clock,
     sdi_errors: list[dict[str, str]] | None = None,
+    notification: Notification | None = None,
 ) -> Invoice | None:
     """apply_event for inbound notifications: an illegal move is logged and refused, not raised."""
     try:
-        invoice, _ = apply_event(session, invoice_id, event, key=key, clock=clock, sdi_errors=sdi_errors)
+        invoice, _ = apply_event(
+            session, invoice_id, event, key=key, clock=clock, sdi_errors=sdi_errors, notification=notification
+        )
         return invoice
     except IllegalTransition as exc:
         log.warning("invoice %s: refused %s (%s)", invoice_id, event.value, exc)
@@ -157,10 +165,19 @@ def safe_apply(
 
 
 def find_invoice(
-    session: Session, *, sdi_id: str | None = None, filename: str | None = None, direction: str | None = None
+    session: Session,
+    *,
+    sdi_id: str | None = None,
+    filename: str | None = None,
+    direction: str | None = None,
+    lock: bool = False,
 ) -> Invoice | None:
-    """One invoice by IdentificativoSdI and/or file name (the SDI side looks invoices up this way)."""
-    return InvoiceRepository(session).find(sdi_id=sdi_id, filename=filename, direction=direction)
+    """One invoice by IdentificativoSdI and/or file name (the SDI side looks invoices up this way).
+
+    A file name needs its direction (the sent and received copies share it). `lock`: locked
+    for update as `apply_event` would, which then does not read it again.
+    """
+    return InvoiceRepository(session).find(sdi_id=sdi_id, filename=filename, direction=direction, lock=lock)
 
 
 def add_invoice(session: Session, invoice: Invoice, now: datetime) -> Invoice:

@@ -17,6 +17,7 @@ from sqlalchemy import (
     Numeric,
     String,
     UniqueConstraint,
+    event,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -28,13 +29,15 @@ class Invoice(Base):
 
     __tablename__ = "invoices"
     __table_args__ = (
-        Index("ix_invoices_account_direction_created", "account_id", "direction", "created_at"),
         Index("ix_invoices_state_updated", "state", "updated_at"),
+        # Unique per direction: a file one varco client sends to another is stored twice under its
+        # SDI name, once sent ("out") and once received ("in"). Filename first: lookups by name.
+        UniqueConstraint("filename", "direction", name="uq_invoices_filename_direction"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     direction: Mapped[str] = mapped_column(String(3))  # "out" sent, "in" received
-    filename: Mapped[str] = mapped_column(String(64), unique=True)
+    filename: Mapped[str] = mapped_column(String(64))
     sdi_id: Mapped[str | None] = mapped_column(String(32), index=True)  # IdentificativoSdI
     account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))  # the taxpayer it belongs to
     uploaded_by_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"))  # whose token sent it
@@ -60,6 +63,9 @@ class Invoice(Base):
     receiver_fiscal_code: Mapped[str | None] = mapped_column(String(28))
     sdi_errors: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list)  # [{code, description}]
     pdd_available: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Distinct TipoDocumento of the bodies, sorted, space-separated ("TD01", "TD01 TD04"): the search
+    # filter reads it inside the search index instead of joining the bodies (set on insert, below).
+    document_types: Mapped[str | None] = mapped_column(String(100))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
     sdi_received_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # when the SDI took the file
@@ -72,6 +78,12 @@ class Invoice(Base):
         cascade="all, delete-orphan",
         lazy="selectin",
     )
+
+
+@event.listens_for(Invoice, "before_insert")
+def _document_types(_mapper: object, _connection: object, invoice: Invoice) -> None:
+    types = sorted({b.document_type for b in invoice.bodies if b.document_type})
+    invoice.document_types = " ".join(types) or None
 
 
 class InvoiceBody(Base):

@@ -4,10 +4,35 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, lazyload
+from sqlalchemy import bindparam, event, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session, SessionTransaction, lazyload
 
 from varco.invoices.models import Invoice, InvoiceTransition, Notification
+
+_LOCKED = "varco_locked_invoices"  # session.info: ids locked in the current transaction
+
+# Built once: every upload runs it, and building a five-term query costs more than running it.
+_SAME_CONTENT_IN_PROCESS = (
+    select(Invoice.id)
+    .where(
+        Invoice.account_id == bindparam("account_id"),
+        Invoice.content_sha256 == bindparam("sha256"),
+        Invoice.direction == "out",
+        Invoice.state == 1,
+        Invoice.created_at >= bindparam("since"),
+    )
+    .limit(1)
+)
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _forget_locks(session: Session, transaction: SessionTransaction) -> None:
+    # End of the transaction or of a savepoint (a rollback to it may release its locks): lock
+    # again next time. Not the internal subtransactions of flush().
+    if transaction.parent is None or transaction.nested:
+        session.info.pop(_LOCKED, None)
 
 
 class InvoiceRepository:
@@ -23,14 +48,33 @@ class InvoiceRepository:
         return self.session.get(Invoice, invoice_id)
 
     def get_for_update(self, invoice_id: int) -> Invoice | None:
-        # FOR UPDATE on PostgreSQL; on SQLite the transaction already holds the write lock.
-        return self.session.get(Invoice, invoice_id, with_for_update=True, populate_existing=True)
+        # FOR UPDATE on PostgreSQL; on SQLite the transaction already holds the write lock. Once
+        # per transaction: locked before, the instance in the session is current (no query).
+        # Bodies are not reloaded (a transition never reads them; they load on access).
+        locked = self.session.info.setdefault(_LOCKED, set())
+        if invoice_id in locked and (invoice := self.session.get(Invoice, invoice_id)) is not None:
+            return invoice
+        self.session.flush()  # the reload below must not drop unflushed changes (no_autoflush)
+        invoice = self.session.get(
+            Invoice,
+            invoice_id,
+            with_for_update=True,
+            populate_existing=True,
+            options=[lazyload(Invoice.bodies)],
+        )
+        if invoice is not None:
+            self.session.info.setdefault(_LOCKED, set()).add(invoice.id)
+        return invoice
 
-    def by_filename(self, filename: str) -> Invoice | None:
-        return self.session.scalar(select(Invoice).where(Invoice.filename == filename))
+    def by_filename(self, filename: str, direction: str) -> Invoice | None:
+        # Unique per direction only: one client's sent file is another client's received one.
+        query = select(Invoice).where(Invoice.filename == filename, Invoice.direction == direction)
+        return self.session.scalar(query)
 
-    def by_sdi_id(self, sdi_id: str) -> Invoice | None:
-        return self.session.scalar(select(Invoice).where(Invoice.sdi_id == sdi_id))
+    def by_sdi_id(self, sdi_id: str, direction: str) -> Invoice | None:
+        # Shared by both copies of a file sent between varco clients, like the file name.
+        query = select(Invoice).where(Invoice.sdi_id == sdi_id, Invoice.direction == direction)
+        return self.session.scalar(query)
 
     def has_transition(self, invoice_id: int, key: str) -> bool:
         query = select(InvoiceTransition.id).where(
@@ -41,6 +85,22 @@ class InvoiceRepository:
     def add_transition(self, transition: InvoiceTransition) -> None:
         self.session.add(transition)
         self.session.flush()
+
+    def insert_transition(self, **values: object) -> bool:
+        """The history row, unless its (invoice_id, key) exists: True if inserted (one statement)."""
+        insert = pg_insert if self.session.get_bind().dialect.name == "postgresql" else sqlite_insert
+        statement = insert(InvoiceTransition.__table__).values(**values)
+        statement = statement.on_conflict_do_nothing(index_elements=["invoice_id", "key"]).returning(
+            InvoiceTransition.__table__.c.id
+        )
+        # A Core statement on the table: no ORM bulk machinery, and no autoflush (the row needs
+        # nothing pending, which then goes in one UPDATE with the move). RETURNING, not rowcount
+        # (-1 with psycopg here): a row back means inserted.
+        return self.session.execute(statement).first() is not None
+
+    def has_notification(self, filename: str) -> bool:
+        query = select(Notification.id).where(Notification.filename == filename)
+        return self.session.scalar(query) is not None
 
     def transitions(self, invoice_id: int) -> list[InvoiceTransition]:
         query = select(InvoiceTransition).where(InvoiceTransition.invoice_id == invoice_id)
@@ -79,26 +139,37 @@ class InvoiceRepository:
         )
         return list(self.session.scalars(query))
 
-    def in_process_with_content(self, account_id: int, sha256: str, since: datetime) -> Invoice | None:
-        """§7.2 0034: the same content sent recently and still awaiting processing."""
-        query = select(Invoice).where(
-            Invoice.account_id == account_id,
-            Invoice.content_sha256 == sha256,
-            Invoice.direction == "out",
-            Invoice.state == 1,
-            Invoice.created_at >= since,
-        )
-        return self.session.scalar(query.limit(1))
+    def in_process_with_content(self, account_id: int, sha256: str, since: datetime) -> int | None:
+        """§7.2 0034: the same content sent recently and still awaiting processing (its id)."""
+        params = {"account_id": account_id, "sha256": sha256, "since": since}
+        return self.session.scalar(_SAME_CONTENT_IN_PROCESS, params)
 
     def find(
-        self, *, sdi_id: str | None = None, filename: str | None = None, direction: str | None = None
+        self,
+        *,
+        sdi_id: str | None = None,
+        filename: str | None = None,
+        direction: str | None = None,
+        lock: bool = False,
     ) -> Invoice | None:
-        """One invoice by IdentificativoSdI and/or file name, optionally of one direction."""
+        """One invoice by IdentificativoSdI and/or file name, optionally of one direction.
+
+        Both are shared by the sent and the received copy of a file sent between varco clients,
+        so a file name needs its direction.
+        """
+        if filename is not None and direction is None:
+            raise ValueError("a file name identifies an invoice only with its direction")
         query = select(Invoice).options(lazyload(Invoice.bodies))  # bodies on access only
+        if lock:  # the caller goes on to change it: get_for_update will not query it again
+            self.session.flush()  # the reload below must not drop unflushed changes (no_autoflush)
+            query = query.with_for_update().execution_options(populate_existing=True)
         if sdi_id is not None:
             query = query.where(Invoice.sdi_id == sdi_id)
         if filename is not None:
             query = query.where(Invoice.filename == filename)
         if direction is not None:
             query = query.where(Invoice.direction == direction)
-        return self.session.scalar(query.order_by(Invoice.id).limit(1))
+        invoice = self.session.scalar(query.order_by(Invoice.id).limit(1))
+        if lock and invoice is not None:
+            self.session.info.setdefault(_LOCKED, set()).add(invoice.id)
+        return invoice

@@ -14,6 +14,7 @@ from varco.accounts import service as accounts
 from varco.accounts.models import Account
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
+from varco.core.db import reading
 from varco.core.errors import Shape, VarcoError
 from varco.invoices import filenames, lifecycle, processing, signing, usage  # noqa: F401 (job)
 from varco.invoices.models import Invoice, InvoiceBody
@@ -61,22 +62,24 @@ def accept_upload(
 ) -> Accepted:
     """Run the synchronous checks in the contract's order; store and count an accepted file."""
     data = _decode(upload.data_file, settings)
-    identity = None
-    if upload.credential or upload.domain:
-        if upload.signed_endpoint:
-            raise UploadRefused("0002", "credential and domain are for automatic signature on upload only")
-        identity = signing.identity_for(session, caller, upload.credential, upload.domain)
-    report = fatturapa.check_sync(data, _options(upload, settings))
-    extra_schema = [f for f in report.errors if f.code not in _SAME_CODE and f.code not in _AS_CODE]
-    if not report.accepted and len(extra_schema) < len(report.errors):
-        first = report.errors[0]
-        code = _AS_CODE.get(first.code, first.code)
-        same = [f.message for f in report.errors if f.code == first.code]
-        raise UploadRefused(code, _join(same), status=413 if code == "0033" else 200)
-    assert report.summary is not None
-    taxpayer = _taxpayer(session, caller, report.summary, upload.sender_piva)
-    if extra_schema:  # §7.3 synchronous rules (00313) come after the delegation check
-        raise UploadRefused("0096", _join(f.upload_text for f in extra_schema))
+    # The checks only read: on SQLite they run before the write lock, which the store alone holds.
+    if (upload.credential or upload.domain) and upload.signed_endpoint:
+        raise UploadRefused("0002", "credential and domain are for automatic signature on upload only")
+    with reading(session):
+        identity = None
+        if upload.credential or upload.domain:
+            identity = signing.identity_for(session, caller, upload.credential, upload.domain)
+        report = fatturapa.check_sync(data, _options(upload, settings))
+        extra_schema = [f for f in report.errors if f.code not in _SAME_CODE and f.code not in _AS_CODE]
+        if not report.accepted and len(extra_schema) < len(report.errors):
+            first = report.errors[0]
+            code = _AS_CODE.get(first.code, first.code)
+            same = [f.message for f in report.errors if f.code == first.code]
+            raise UploadRefused(code, _join(same), status=413 if code == "0033" else 200)
+        assert report.summary is not None
+        taxpayer = _taxpayer(session, caller, report.summary, upload.sender_piva)
+        if extra_schema:  # §7.3 synchronous rules (00313) come after the delegation check
+            raise UploadRefused("0096", _join(f.upload_text for f in extra_schema))
 
     stored = data if identity is None else signing.sign_cades(report.content or data, identity)
     is_signed = upload.signed_endpoint or identity is not None

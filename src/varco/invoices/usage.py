@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account
@@ -10,17 +10,21 @@ from varco.core.clock import Clock
 from varco.events import service as events
 from varco.invoices.models import UsageCounter
 
+_COUNTER_FOR_UPDATE = (
+    select(UsageCounter)
+    .where(UsageCounter.account_id == bindparam("account_id"), UsageCounter.year == bindparam("year"))
+    .with_for_update()
+)
+
 
 def charge(session: Session, payer: Account, clock: Clock) -> int:
     """Count one accepted transmission against `payer` (same transaction as the upload)."""
     now = clock.now()
-    query = select(UsageCounter).where(UsageCounter.account_id == payer.id, UsageCounter.year == now.year)
-    counter = session.scalar(query.with_for_update())
+    counter = session.scalar(_COUNTER_FOR_UPDATE, {"account_id": payer.id, "year": now.year})
     if counter is None:
         counter = UsageCounter(account_id=payer.id, year=now.year, count=0)
         session.add(counter)
-    counter.count += 1
-    session.flush()
+    counter.count += 1  # flushed with the event below (one flush)
     events.record(
         session,
         payer.id,

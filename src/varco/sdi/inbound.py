@@ -47,9 +47,10 @@ def receive_notification(session: Session, filename: str, xml: bytes, clock: Clo
     if message.type in ("MT", "EC"):
         raise NotificationRefused(f"notification {filename}: {message.type} is not sent to a transmitter")
     direction = "in" if message.type == "SE" else "out"
-    invoice = lifecycle.find_invoice(session, sdi_id=message.sdi_id, direction=direction)
+    # Locked now: the transition below would lock it anyway, and then needs no second read.
+    invoice = lifecycle.find_invoice(session, sdi_id=message.sdi_id, direction=direction, lock=True)
     if invoice is None and message.type == "DT":  # a DT also goes to the recipient
-        invoice = lifecycle.find_invoice(session, sdi_id=message.sdi_id, direction="in")
+        invoice = lifecycle.find_invoice(session, sdi_id=message.sdi_id, direction="in", lock=True)
     if invoice is None:
         raise NotificationRefused(
             f"notification {filename}: no invoice with IdentificativoSdI {message.sdi_id}"
@@ -78,12 +79,17 @@ def receive_notification(session: Session, filename: str, xml: bytes, clock: Clo
         if message.type == "SE":
             _esito_rejected(session, invoice, filename, clock)
         return notification
-    _apply(session, invoice, message, filename, batch, clock)
+    _apply(session, invoice, message, notification, batch, clock)
     return notification
 
 
 def _apply(
-    session: Session, invoice: Invoice, message: messages.Message, filename: str, batch: bool, clock: Clock
+    session: Session,
+    invoice: Invoice,
+    message: messages.Message,
+    notification: Notification,
+    batch: bool,
+    clock: Clock,
 ) -> None:
     kind = f"NE-{message.esito}" if message.type == "NE" else message.type
     if kind.startswith("NE-") and batch:
@@ -95,9 +101,10 @@ def _apply(
         session,
         invoice.id,
         _EVENTS[kind],
-        key=filename,
+        key=notification.filename,
         clock=clock,
         sdi_errors=message.errors if message.type == "NS" else None,
+        notification=notification,
     )
     if moved is not None and message.type == "RC" and message.delivered_at is not None:
         moved.delivered_at = message.delivered_at

@@ -22,6 +22,7 @@ from varco.events import service as events
 from varco.invoices import lifecycle
 from varco.invoices.models import Invoice, InvoiceBody
 from varco.invoices.states import InvoiceState
+from varco.mail import receipts
 from varco.sdi import messages
 from varco.sdi.models import UnroutableInvoice
 
@@ -124,9 +125,14 @@ def deliver(
     )
     lifecycle.add_invoice(session, invoice, now)
     mt_name = messages.message_name(filename, "MT", 1)
-    lifecycle.add_notification(session, invoice, "MT", mt_name, metadata_xml, clock)
-    payload = {**lifecycle.status_payload(invoice), "docType": "in", "sender": _party_payload(invoice)}
+    metadata_file = lifecycle.add_notification(session, invoice, "MT", mt_name, metadata_xml, clock)
+    payload = {
+        **lifecycle.status_payload(invoice, notification=metadata_file),  # the MT came with it
+        "docType": "in",
+        "sender": _party_payload(invoice),
+    }
     events.record(session, account.id, "createInvoice", payload, now, subject=invoice.filename)
+    receipts.queue_receipt(session, invoice, clock)  # §1 e-mail receipt: outbox row now, sent after commit
     log.info(
         "received %s (IdentificativoSdI %s) delivered to %s", filename, metadata.sdi_id, account.username
     )
@@ -134,17 +140,18 @@ def deliver(
 
 
 def _received_name(session: Session, filename: str) -> str:
-    """The SDI file name, unless varco already holds a file of that name.
+    """The SDI file name, unless varco already holds a received file of that name.
 
-    Happens when varco is both transmitter and recipient (a file sent by one client to another):
-    `invoices.filename` is unique across directions, so the received copy gets a suffix.
+    File names are unique per direction, so a file one varco client sends to another keeps its
+    name on both sides. Two different transmissions with one name cannot come from the SDI
+    (00002 "Nome file duplicato"); should a channel deliver one anyway, it gets a suffix.
     """
-    if lifecycle.find_invoice(session, filename=filename) is None:
+    if lifecycle.find_invoice(session, filename=filename, direction="in") is None:
         return filename
     base, extension = messages.stem(filename), filename[len(messages.stem(filename)) :]
     for n in range(1, 100):
         candidate = f"{base}_IN{n if n > 1 else ''}{extension}"
-        if lifecycle.find_invoice(session, filename=candidate) is None:
+        if lifecycle.find_invoice(session, filename=candidate, direction="in") is None:
             log.warning("received %s stored as %s: a file of that name exists", filename, candidate)
             return candidate
     raise NoFreeName(f"no free name for received file {filename}")

@@ -19,7 +19,7 @@ from varco.search.schemas import (
     NotificationRecord,
     UnsignedInvoiceRecord,
 )
-from varco.search.web import ZIP_RESPONSES, paging, zip_response
+from varco.search.web import ZIP_RESPONSES, json_response, paging, zip_response
 
 router = APIRouter(tags=["search (version 1)"])
 Q = Annotated[str | None, Query()]
@@ -46,7 +46,7 @@ def _invoice_routes(direction: str) -> None:
         countryReceiver: Q = None,
         vatcodeReceiver: Q = None,
         fiscalcodeReceiver: Q = None,
-    ) -> InvoicePageV1:
+    ) -> Response:
         start = params.instant(startDate, "startDate")
         end = params.instant(endDate, "endDate", end_of_day=True)
         params.check_range(start, end, "startDate", "endDate")
@@ -63,7 +63,9 @@ def _invoice_routes(direction: str) -> None:
         found = service.search(
             session, caller, direction, filters, paging(page, size, settings), params.text(username)
         )
-        return InvoicePageV1(**found.model_dump(), errorCode=OK_CODE, errorDescription=OK_TEXT)
+        return json_response(
+            InvoicePageV1.model_construct(**dict(found), errorCode=OK_CODE, errorDescription=OK_TEXT)
+        )
 
     @router.get(f"{base}/getByFilename", response_model=InvoiceRecord, summary=f"One {what} by file name")
     def get_by_filename(

@@ -20,7 +20,7 @@ from varco.search.schemas import (
     NotificationRecord,
     UnsignedInvoiceRecord,
 )
-from varco.search.web import ZIP_RESPONSES, paging, zip_response
+from varco.search.web import ZIP_RESPONSES, json_response, paging, zip_response
 from varco.settings import Settings
 
 router = APIRouter(tags=["search (version 2)"])
@@ -88,7 +88,7 @@ def _routes(direction: str) -> None:
         modifiedStartDate: Q = None,
         modifiedEndDate: Q = None,
         username: Q = None,
-    ) -> InvoicePage:
+    ) -> Response:
         created = _window(creationStartDate, creationEndDate, settings)
         modified = _modified(modifiedStartDate, modifiedEndDate)
         filters = params.Filters(
@@ -105,9 +105,10 @@ def _routes(direction: str) -> None:
             state=params.state(status),
             document_type=params.document_type(documentType),
         )
-        return service.search(
+        found = service.search(
             session, caller, direction, filters, paging(page, size, settings), params.text(username)
         )
+        return json_response(found)
 
     @router.get(f"{base}/detail", response_model=detail_model, summary=f"One {what} (exactly one of {IDS})")
     def detail(

@@ -8,7 +8,7 @@ from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from varco.core.db import Base, UTCDateTime
-from varco.invoices.models import Invoice, InvoiceBody
+from varco.invoices.models import Invoice
 
 
 class DownloadJob(Base):
@@ -31,9 +31,22 @@ class DownloadJob(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
 
 
-# Every list: tenancy IN list + direction + creation window, ordered by (created_at, id). With the id
-# in the key, counting and choosing a page's ids are index-only scans; `state` (the most common
-# extra filter) rides along so that a status filter stays index-only (docs/performance.md, Search).
+class InvoiceMonthCount(Base):
+    """Files per taxpayer, direction and creation month (UTC), kept by database triggers on `invoices`
+    (migration 0013): an exact total over whole months without counting the files one by one."""
+
+    __tablename__ = "invoice_month_counts"
+
+    account_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    direction: Mapped[str] = mapped_column(String(3), primary_key=True)
+    month: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)  # yyyymm
+    count: Mapped[int] = mapped_column(Integer)
+
+
+# Every list: tenancy + direction + creation window, ordered by (created_at, id). With the id in the
+# key, counting and choosing a page's ids are index-only scans; `state` and `document_types` (the
+# extra filters of version 2) ride along so that those filters stay index-only too
+# (docs/performance.md, Search).
 Index(
     "ix_invoices_search_window",
     Invoice.account_id,
@@ -41,7 +54,5 @@ Index(
     Invoice.created_at,
     Invoice.id,
     Invoice.state,
+    Invoice.document_types,
 )
-
-# documentType filter: EXISTS on the bodies; rare types are read from this index instead of a scan.
-Index("ix_invoice_bodies_document_type_invoice_id", InvoiceBody.document_type, InvoiceBody.invoice_id)

@@ -2,19 +2,77 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import ColumnElement, exists, func, select
+from sqlalchemy import ARRAY, ColumnElement, Integer, Row, any_, func, literal, select, true
 from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account
 from varco.core.blobs import Blob
 from varco.invoices.models import Invoice, InvoiceBody, Notification
+from varco.search.dates import EARLIEST, LATEST
+from varco.search.models import InvoiceMonthCount
 from varco.search.params import Filters
 
+ROW_COLUMNS = (
+    Invoice.id,
+    Invoice.filename,
+    Invoice.sdi_id,
+    Invoice.sender_description,
+    Invoice.sender_country,
+    Invoice.sender_vat,
+    Invoice.sender_fiscal_code,
+    Invoice.receiver_description,
+    Invoice.receiver_country,
+    Invoice.receiver_vat,
+    Invoice.receiver_fiscal_code,
+    Invoice.format,
+    Invoice.direction,
+    Invoice.state,
+    Invoice.created_at,
+    Invoice.updated_at,
+    Invoice.pdd_available,
+    Invoice.sdi_errors,
+    Account.username,
+)
+BODY_COLUMNS = (
+    InvoiceBody.invoice_id.label("body_invoice_id"),
+    InvoiceBody.document_type,
+    InvoiceBody.number,
+    InvoiceBody.invoice_date,
+    InvoiceBody.total_document,
+    InvoiceBody.total_vat,
+    InvoiceBody.net_payable,
+)
+NEWEST_FIRST = (Invoice.created_at.desc(), Invoice.id.desc())
 
-def _conditions(account_ids: Sequence[int], direction: str, f: Filters) -> list[ColumnElement[bool]]:
-    where: list[ColumnElement[bool]] = [Invoice.account_id.in_(account_ids), Invoice.direction == direction]
+
+@dataclass
+class PageRow:
+    """One file of a page as plain rows: the invoice columns (+ owner username) and its bodies."""
+
+    invoice: Row[Any]
+    bodies: list[Row[Any]] = field(default_factory=list)
+
+
+def _ids(values: Sequence[int], pg: bool) -> Callable[[ColumnElement[int]], ColumnElement[bool]]:
+    """`column IN (...)`; on PostgreSQL `column = ANY(:array)`, one parameter however many ids; one
+    id is an equality (the planner then reads the search index in its order, without a sort)."""
+    if len(values) == 1:
+        only = values[0]
+        return lambda column: column == only
+    if pg:
+        array = literal(list(values), ARRAY(Integer))
+        return lambda column: column == any_(array)
+    return lambda column: column.in_(values)
+
+
+def _filters(direction: str, f: Filters) -> list[ColumnElement[bool]]:
+    """Everything a list narrows on but the tenancy."""
+    where: list[ColumnElement[bool]] = [Invoice.direction == direction]
     bounds = (
         (Invoice.created_at, f.created_from, f.created_to),
         (Invoice.updated_at, f.modified_from, f.modified_to),
@@ -35,47 +93,176 @@ def _conditions(account_ids: Sequence[int], direction: str, f: Filters) -> list[
     )
     where.extend(column == value for column, value in equal if value is not None)
     if f.document_type is not None:
-        where.append(
-            exists().where(InvoiceBody.invoice_id == Invoice.id, InvoiceBody.document_type == f.document_type)
-        )
+        # "TD01 TD04": types are four characters (TDnn, params.document_type), so a substring
+        # match is exact, and it is read from the search index (no join with the bodies).
+        where.append(Invoice.document_types.contains(f.document_type))
     return where
+
+
+def _conditions(
+    account_ids: Sequence[int], direction: str, f: Filters, pg: bool = False
+) -> list[ColumnElement[bool]]:
+    return [_ids(account_ids, pg)(Invoice.account_id), *_filters(direction, f)]
+
+
+def _month(value: datetime) -> datetime:
+    return value.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def _next_month(value: datetime) -> datetime:
+    return (value + timedelta(days=32)).replace(day=1)
+
+
+def whole_months(f: Filters) -> tuple[datetime | None, datetime | None] | None:
+    """[start, end) of the whole UTC months inside the creation bounds, when the total may be read
+    from `invoice_month_counts`: no filter but the creation dates, and at least one whole month.
+    None (unbounded) on a side without a bound."""
+    if replace(f, created_from=None, created_to=None) != Filters():
+        return None
+    start = end = None
+    try:
+        if f.created_from is not None and f.created_from > EARLIEST:
+            start = _month(f.created_from)
+            if start != f.created_from:
+                start = _next_month(start)
+        if f.created_to is not None and f.created_to < LATEST:
+            end = _month(f.created_to + timedelta(microseconds=1))  # inclusive bound: + 1 µs
+    except OverflowError:  # December of year 9999: count file by file
+        return None
+    if start is not None and end is not None and start >= end:
+        return None
+    return start, end
+
+
+def _yyyymm(value: datetime) -> int:
+    return value.year * 100 + value.month
 
 
 class SearchRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
+        self.pg = session.get_bind().dialect.name == "postgresql"
 
     def count(self, account_ids: Sequence[int], direction: str, filters: Filters) -> int:
-        query = select(func.count(Invoice.id)).where(*_conditions(account_ids, direction, filters))
+        query = select(func.count(Invoice.id)).where(*_conditions(account_ids, direction, filters, self.pg))
         return self.session.scalar(query) or 0
+
+    def month_total(
+        self,
+        account_ids: Sequence[int],
+        direction: str,
+        filters: Filters,
+        months: tuple[datetime | None, datetime | None],
+    ) -> int:
+        """Exact total in one statement: the whole months from the counts table, the partial months
+        at either end counted in the search index."""
+        tenancy = _ids(account_ids, self.pg)
+        start, end = months
+        counted = [tenancy(InvoiceMonthCount.account_id), InvoiceMonthCount.direction == direction]
+        if start is not None:
+            counted.append(InvoiceMonthCount.month >= _yyyymm(start))
+        if end is not None:
+            counted.append(InvoiceMonthCount.month < _yyyymm(end))
+        whole = select(func.coalesce(func.sum(InvoiceMonthCount.count), 0)).where(*counted)
+        parts = [whole.scalar_subquery()]
+        edge = [tenancy(Invoice.account_id), Invoice.direction == direction]
+        if filters.created_from is not None and filters.created_from > EARLIEST:
+            assert start is not None
+            parts.append(
+                select(func.count())
+                .where(*edge, Invoice.created_at >= filters.created_from, Invoice.created_at < start)
+                .scalar_subquery()
+            )
+        if filters.created_to is not None and filters.created_to < LATEST:
+            assert end is not None
+            parts.append(
+                select(func.count())
+                .where(*edge, Invoice.created_at >= end, Invoice.created_at <= filters.created_to)
+                .scalar_subquery()
+            )
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        return int(self.session.scalar(select(total)) or 0)
 
     def page(
         self, account_ids: Sequence[int], direction: str, filters: Filters, offset: int, limit: int
-    ) -> tuple[int, list[tuple[Invoice, str]]]:
-        """(files matching, [(invoice, owner username)]) of one page, newest first; the id breaks ties.
+    ) -> tuple[int, list[PageRow]]:
+        """(files matching, rows of one page), newest first; the id breaks ties.
 
-        Ids first, with the total as a window count in the same statement (an index-only scan of
-        ix_invoices_search_window when the filters are the window and tenancy); then only the page's
-        rows are read. A page past the end has no rows to carry the total: it is counted apart.
+        Ids first, then only the page's rows and bodies (one statement). The total comes either with
+        the ids as a window count (an index-only scan of ix_invoices_search_window: the 10-day
+        windows of version 2), or, for ranges of whole months without other filters (version 1
+        without dates), from the month counts; the ids then come from one short backward index
+        scan per taxpayer instead of sorting every file of the tenant.
         """
-        ids_query = (
-            select(Invoice.id, func.count().over())
-            .where(*_conditions(account_ids, direction, filters))
-            .order_by(Invoice.created_at.desc(), Invoice.id.desc())
+        months = whole_months(filters)
+        if months is None:
+            found = self.session.execute(
+                select(Invoice.id, func.count().over())
+                .where(*_conditions(account_ids, direction, filters, self.pg))
+                .order_by(*NEWEST_FIRST)
+                .offset(offset)
+                .limit(limit)
+            ).all()
+            if not found:
+                return (self.count(account_ids, direction, filters) if offset else 0), []
+            total, ids = found[0][1], [invoice_id for invoice_id, _ in found]
+        else:
+            total = self.month_total(account_ids, direction, filters, months)
+            if offset >= total:
+                return total, []
+            ids = self._newest_ids(account_ids, direction, filters, offset, limit)
+        return total, self.rows(ids)
+
+    def _newest_ids(
+        self, account_ids: Sequence[int], direction: str, filters: Filters, offset: int, limit: int
+    ) -> list[int]:
+        if not self.pg or len(account_ids) == 1:
+            # One taxpayer: the index order is the answer order (a backward scan, no sort).
+            query = select(Invoice.id).where(*_conditions(account_ids, direction, filters, self.pg))
+            return list(self.session.scalars(query.order_by(*NEWEST_FIRST).offset(offset).limit(limit)))
+        # PostgreSQL cannot merge the per-taxpayer ranges of an IN list in index order; a LATERAL
+        # top-(offset+limit) per taxpayer is read backwards from the index, then merged.
+        taxpayers = (
+            func.unnest(literal(list(account_ids), ARRAY(Integer)))
+            .table_valued("account_id")
+            .render_derived(name="taxpayers")
+        )
+        newest = (
+            select(Invoice.id, Invoice.created_at)
+            .where(Invoice.account_id == taxpayers.c.account_id, *_filters(direction, filters))
+            .order_by(*NEWEST_FIRST)
+            .limit(offset + limit)
+            .lateral("newest")
+        )
+        query = (
+            select(newest.c.id)
+            .select_from(taxpayers.join(newest, true()))
+            .order_by(newest.c.created_at.desc(), newest.c.id.desc())
             .offset(offset)
             .limit(limit)
         )
-        found = self.session.execute(ids_query).all()
-        if not found:
-            return (self.count(account_ids, direction, filters) if offset else 0), []
-        ids = [invoice_id for invoice_id, _ in found]
+        return list(self.session.scalars(query))
+
+    def rows(self, ids: Sequence[int]) -> list[PageRow]:
+        """The page's files, in the order of `ids`, with owner usernames and bodies: one statement,
+        plain rows (no ORM objects)."""
         query = (
-            select(Invoice, Account.username)
+            select(*ROW_COLUMNS, *BODY_COLUMNS)
             .join(Account, Account.id == Invoice.account_id)
-            .where(Invoice.id.in_(ids))
+            .outerjoin(InvoiceBody, InvoiceBody.invoice_id == Invoice.id)
+            .where(_ids(ids, self.pg)(Invoice.id))
+            .order_by(Invoice.id, InvoiceBody.position)
         )
-        rows = {invoice.id: (invoice, username) for invoice, username in self.session.execute(query)}
-        return found[0][1], [rows[i] for i in ids if i in rows]
+        by_id: dict[int, PageRow] = {}
+        for row in self.session.execute(query):
+            found = by_id.get(row.id)
+            if found is None:
+                found = by_id[row.id] = PageRow(row)
+            if row.body_invoice_id is not None:
+                found.bodies.append(row)
+        return [by_id[i] for i in ids if i in by_id]
 
     def one(
         self,

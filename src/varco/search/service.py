@@ -88,15 +88,17 @@ def search(
             f"page {paging.page} is past the last page ({total_pages} of {paging.size} files each); "
             f"ask for a page between 1 and {max(total_pages, 1)}"
         )
-    return InvoicePage(
-        content=[records.invoice_record(invoice, username) for invoice, username in rows],
-        first=paging.page == 1,
-        last=total_pages == 0 or paging.page == total_pages,
-        number=paging.page,
-        numberOfElements=len(rows),
-        size=paging.size,
-        totalElements=total,
-        totalPages=total_pages,
+    return InvoicePage.model_validate(
+        {
+            "content": [records.invoice_fields(r.invoice, r.invoice.username, bodies=r.bodies) for r in rows],
+            "first": paging.page == 1,
+            "last": total_pages == 0 or paging.page == total_pages,
+            "number": paging.page,
+            "numberOfElements": len(rows),
+            "size": paging.size,
+            "totalElements": total,
+            "totalPages": total_pages,
+        }
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import Response
+from pydantic import BaseModel
 
 from varco.search import params
 from varco.search.service import Paging
@@ -15,6 +16,12 @@ def paging(page: str | None, size: str | None, settings: Settings) -> Paging:
         page=params.integer(page, "page", 1, 1),
         size=params.integer(size, "size", settings.page_size_default, 1, settings.page_size_max),
     )
+
+
+def json_response(model: BaseModel) -> Response:
+    """A page already shaped by the service: serialised once by pydantic, without FastAPI validating
+    and encoding it again (the route's response_model still documents it)."""
+    return Response(model.model_dump_json(), media_type="application/json")
 
 
 def zip_response(name: str, content: bytes) -> Response:

@@ -53,6 +53,7 @@ def new_file(
     blob_id: int | None = None,
     codice_destinatario: str | None = None,
     format_: str | None = None,
+    next_step: str | None = None,
 ) -> SimFile:
     now = sim_clock.sim_now(session, clock)
     file = SimFile(
@@ -68,6 +69,8 @@ def new_file(
         errors=[],
         facts={},
         counters={},
+        next_step=next_step,
+        due_at=now if next_step else None,
     )
     session.add(file)
     session.flush()

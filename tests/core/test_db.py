@@ -1,0 +1,50 @@
+"""The unit of work's read-only blocks: on SQLite they leave the write lock free."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from tests.factories import unique_name
+from varco.accounts import service
+from varco.core.clock import current_clock
+from varco.core.db import Database, reading
+from varco.settings import get_settings
+
+
+def _create(db: Database, username: str) -> None:
+    with db.unit_of_work() as session:
+        service.create_account(session, service.NewAccount(username, "pw"), get_settings(), current_clock())
+
+
+def test_objects_read_in_a_reading_block_stay_usable_for_the_writes_after_it(db: Database) -> None:
+    name = unique_name("reader")
+    _create(db, name)
+    with db.unit_of_work() as session:
+        with reading(session):
+            account = service.find(session, name)
+        assert account is not None
+        account.description = "changed after the read"
+    with db.unit_of_work() as session:
+        assert service.find(session, name).description == "changed after the read"
+
+
+def test_a_reading_block_does_not_hold_the_sqlite_write_lock(db: Database) -> None:
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL has no database-wide write lock; reading() does nothing there")
+    name = unique_name("reader")
+    _create(db, name)
+    other = sqlite3.connect(db.engine.url.database, timeout=0.5, isolation_level=None)
+    try:
+        with db.unit_of_work() as session:
+            with reading(session):
+                assert service.find(session, name) is not None
+                other.execute("BEGIN IMMEDIATE")  # another writer gets the lock at once
+                other.execute("ROLLBACK")
+            service.find(session, name).description = "written"  # a write transaction of its own
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                session.flush()
+                other.execute("BEGIN IMMEDIATE")
+    finally:
+        other.close()
