@@ -12,6 +12,8 @@ from pathlib import Path
 
 from lxml import etree
 
+from varco.fatturapa.schema import compile_schema
+
 NS_LI = "urn:www.agenziaentrate.gov.it:specificheTecniche:sco:ivp"
 NS_DF = "http://ivaservizi.agenziaentrate.gov.it/docs/xsd/fatture/v2.0"
 NS_ESITO = "http://ivaservizi.agenziaentrate.gov.it/docs/xsd/file/v2.0"
@@ -27,23 +29,12 @@ MAX_ERRORS = 20
 _local = threading.local()  # an XMLSchema keeps its error log: one per thread
 
 
-class _PackagedXmldsig(etree.Resolver):
-    """Serve the xmldsig import from package data so compiling never touches the network."""
-
-    def resolve(self, system_url, public_id, context):  # type: ignore[no-untyped-def]
-        if system_url and system_url.endswith("xmldsig-core-schema.xsd"):
-            return self.resolve_filename(str(Path(str(DATA)) / "xmldsig-core-schema.xsd"), context)
-        return None
-
-
 def schema(kind: str) -> etree.XMLSchema:
     """The compiled schema of LI, DF or ESITO (once per thread)."""
     cache: dict[str, etree.XMLSchema] = _local.__dict__.setdefault("schemas", {})
     if kind not in cache:
-        parser = etree.XMLParser(no_network=True, resolve_entities=False, load_dtd=False)
-        parser.resolvers.add(_PackagedXmldsig())
         path = Path(str(DATA)) / SCHEMAS[kind][1]
-        cache[kind] = etree.XMLSchema(etree.parse(str(path), parser))
+        cache[kind] = compile_schema(path.read_bytes(), str(path))  # includes relative to the file
     return cache[kind]
 
 

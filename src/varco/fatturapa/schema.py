@@ -35,6 +35,11 @@ SCHEMAS: dict[str, SchemaSpec] = {
 
 _XSD_DIR = resources.files("varco.fatturapa") / "data" / "xsd"
 _local = threading.local()  # an XMLSchema keeps its error log on the object: one per thread
+# lxml swaps libxml2's process-wide document loader in and out around every schema compilation;
+# two threads compiling at once can leave the wrong loader installed, after which imports stop
+# resolving ("QName ... xmldsig#}Signature does not resolve") in every thread. One compile at a
+# time, process-wide; validating with compiled schemas stays parallel.
+_compile_lock = threading.Lock()
 _BODY = re.compile(r"/FatturaElettronicaBody(?:\[(\d+)\])?")
 
 
@@ -47,6 +52,15 @@ class _PackagedXmldsig(etree.Resolver):
         return None
 
 
+def compile_schema(xsd: bytes, base_url: str) -> etree.XMLSchema:
+    """Compile an XSD (its includes relative to `base_url`, the xmldsig import from package data,
+    no network); every varco schema is compiled through here, one at a time."""
+    parser = etree.XMLParser(no_network=True, resolve_entities=False, load_dtd=False)
+    parser.resolvers.add(_PackagedXmldsig())
+    with _compile_lock:
+        return etree.XMLSchema(etree.fromstring(xsd, parser, base_url=base_url))
+
+
 def schema_for(root_tag: str) -> etree.XMLSchema | None:
     """The compiled schema for a root element tag, compiled once per thread; None if unknown."""
     spec = SCHEMAS.get(root_tag)
@@ -54,10 +68,7 @@ def schema_for(root_tag: str) -> etree.XMLSchema | None:
         return None
     cache: dict[str, etree.XMLSchema] = _local.__dict__.setdefault("schemas", {})
     if spec.file not in cache:
-        parser = etree.XMLParser(no_network=True, resolve_entities=False, load_dtd=False)
-        parser.resolvers.add(_PackagedXmldsig())
-        document = etree.fromstring((_XSD_DIR / spec.file).read_bytes(), parser, base_url=spec.file)
-        cache[spec.file] = etree.XMLSchema(document)
+        cache[spec.file] = compile_schema((_XSD_DIR / spec.file).read_bytes(), spec.file)
     return cache[spec.file]
 
 

@@ -15,6 +15,8 @@ from zoneinfo import ZoneInfo
 
 from lxml import etree
 
+from varco.fatturapa.schema import compile_schema
+
 NS = "http://www.fatturapa.gov.it/sdi/messaggi/v1.0"
 NS_DS = "http://www.w3.org/2000/09/xmldsig#"
 ROME = ZoneInfo("Europe/Rome")
@@ -280,21 +282,12 @@ def serialize(root: etree._Element) -> bytes:
 # -- schema and parser -----------------------------------------------------------------------
 
 
-class _PackagedXmldsig(etree.Resolver):
-    def resolve(self, system_url, public_id, context):  # type: ignore[no-untyped-def]
-        if system_url and system_url.endswith("xmldsig-core-schema.xsd"):
-            return self.resolve_string((_DATA / "xmldsig-core-schema.xsd").read_bytes(), context)
-        return None
-
-
 def schema() -> etree.XMLSchema:
     """MessaggiTypes v1.1, compiled once per thread (an XMLSchema keeps its error log)."""
     compiled = getattr(_local, "schema", None)
     if compiled is None:
-        parser = etree.XMLParser(no_network=True, resolve_entities=False, load_dtd=False)
-        parser.resolvers.add(_PackagedXmldsig())
-        document = etree.fromstring((_DATA / "MessaggiTypes_v1.1.xsd").read_bytes(), parser)
-        compiled = _local.schema = etree.XMLSchema(document)
+        xsd = (_DATA / "MessaggiTypes_v1.1.xsd").read_bytes()
+        compiled = _local.schema = compile_schema(xsd, "MessaggiTypes_v1.1.xsd")
     return compiled
 
 
