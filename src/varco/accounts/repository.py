@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from sqlalchemy import or_, select, text
+from sqlalchemy import bindparam, or_, select, text
 from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account, Delegation, DelegationChange, DelegationStatus
 
 # pg_advisory_xact_lock key for changes to the delegation graph (any constant: one lock).
 _GRAPH_LOCK_KEY = 0x7661_7263_6F64  # "varcod"
+
+
+# Run twice per upload (§8.5 payer, §8 guard): built once, bound per call.
+_ACTIVE_DELEGATE = (
+    select(Account)
+    .join(Delegation, Delegation.delegate_id == Account.id)
+    .where(
+        Delegation.delegator_id == bindparam("delegator_id"),
+        Delegation.status == DelegationStatus.ACTIVE,
+        Account.kind == "premium",
+    )
+    .order_by(Delegation.id)
+    .limit(1)
+)
 
 
 class AccountRepository:
@@ -51,18 +65,7 @@ class AccountRepository:
 
     def active_delegate_of(self, delegator_id: int) -> Account | None:
         """The Premium account this one has an ACTIVE delegation to (the contract allows one)."""
-        query = (
-            select(Account)
-            .join(Delegation, Delegation.delegate_id == Account.id)
-            .where(
-                Delegation.delegator_id == delegator_id,
-                Delegation.status == DelegationStatus.ACTIVE,
-                Account.kind == "premium",
-            )
-            .order_by(Delegation.id)
-            .limit(1)
-        )
-        return self.session.scalar(query)
+        return self.session.scalar(_ACTIVE_DELEGATE, {"delegator_id": delegator_id})
 
     def assignor_by_vat(self, delegate_id: int, country: str, vat: str) -> tuple[Account, str] | None:
         """An account with this VAT that delegated `delegate_id`, with the delegation's status."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from varco.accounts.models import Delegation, DelegationStatus
@@ -13,6 +13,24 @@ from varco.callbacks.states import DeliveryStatus, EndpointStatus
 from varco.events.models import Event
 
 PENDING = DeliveryStatus.PENDING.value
+
+# Run for every event (each upload, each SDI notification): built once, bound per call.
+_RECEIVERS = (
+    select(CallbackEndpoint)
+    .where(
+        CallbackEndpoint.status == EndpointStatus.ACTIVE,
+        or_(
+            CallbackEndpoint.account_id == bindparam("account_id"),
+            CallbackEndpoint.account_id.in_(
+                select(Delegation.delegate_id).where(
+                    Delegation.delegator_id == bindparam("account_id"),
+                    Delegation.status == DelegationStatus.ACTIVE,
+                )
+            ),
+        ),
+    )
+    .order_by(CallbackEndpoint.id)
+)
 
 
 class CallbackRepository:
@@ -49,18 +67,7 @@ class CallbackRepository:
     def receivers_of(self, account_id: int) -> list[CallbackEndpoint]:
         """Active endpoints of the account and of the accounts it delegates (ACTIVE): those that may
         see its events, as in searches (accounts.visible_account_ids seen from the other side)."""
-        delegates = select(Delegation.delegate_id).where(
-            Delegation.delegator_id == account_id, Delegation.status == DelegationStatus.ACTIVE
-        )
-        query = (
-            select(CallbackEndpoint)
-            .where(
-                CallbackEndpoint.status == EndpointStatus.ACTIVE,
-                or_(CallbackEndpoint.account_id == account_id, CallbackEndpoint.account_id.in_(delegates)),
-            )
-            .order_by(CallbackEndpoint.id)
-        )
-        return list(self.session.scalars(query))
+        return list(self.session.scalars(_RECEIVERS, {"account_id": account_id}))
 
     # deliveries
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
-from sqlalchemy import event, select
+from sqlalchemy import bindparam, event, select
 from sqlalchemy.orm import Session, object_session
 
 from varco.accounts.models import Account
@@ -46,11 +46,21 @@ def _lock_row(session: Session, account_id: int, year: int, limit: int) -> Annua
     return session.scalar(query)
 
 
-def active_lock(session: Session, account_id: int, year: int) -> AnnualLock | None:
-    query = select(AnnualLock).where(
-        AnnualLock.account_id == account_id, AnnualLock.year == year, AnnualLock.unlocked_at.is_(None)
+# Run on every authenticated call (§8 guard) and every upload: built once, bound per call.
+_ACTIVE_LOCK = (
+    select(AnnualLock)
+    .where(
+        AnnualLock.account_id == bindparam("account_id"),
+        AnnualLock.year == bindparam("year"),
+        AnnualLock.unlocked_at.is_(None),
     )
-    return session.scalars(query.order_by(AnnualLock.id)).first()
+    .order_by(AnnualLock.id)
+    .limit(1)
+)
+
+
+def active_lock(session: Session, account_id: int, year: int) -> AnnualLock | None:
+    return session.scalars(_ACTIVE_LOCK, {"account_id": account_id, "year": year}).first()
 
 
 def lock_if_reached(
