@@ -26,7 +26,7 @@ def redis_queue():
     yield queue
     set_queue(None)
     client = redis.Redis.from_url(REDIS_URL)
-    for key in client.scan_iter(f"huey.*{name}*"):
+    for key in client.scan_iter(f"huey.*{queue.huey.storage.name}*"):  # huey's cleaned-up name
         client.delete(key)
 
 
