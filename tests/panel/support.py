@@ -36,3 +36,23 @@ def panel_login(client: TestClient, username: str, password: str = PASSWORD, reg
             follow_redirects=True,
         )
     return response
+
+
+def browser_sign_in(page, username: str, password: str = PASSWORD, register: bool = True) -> None:  # noqa: ANN001
+    """Sign in through the login form in a Playwright page (the first time, with registration)."""
+    page.goto("/panel/login")
+    page.get_by_label("Nome utente").fill(username)
+    page.get_by_label("Password", exact=True).fill(password)
+    page.get_by_role("button", name="Accedi").click()
+    if register:
+        page.wait_for_url("**/panel/register")
+        browser_complete_registration(page)
+    page.wait_for_url("**/panel/invoices/out")
+
+
+def browser_complete_registration(page) -> None:  # noqa: ANN001
+    page.get_by_label("Accetto le condizioni del servizio").check()
+    page.get_by_label("E-mail o PEC di riferimento").fill("ref@pec.example.it")
+    page.get_by_label("Nuova password", exact=True).fill(NEW_PASSWORD)
+    page.get_by_label("Ripeti la nuova password").fill(NEW_PASSWORD)
+    page.get_by_role("button", name="Salva").click()

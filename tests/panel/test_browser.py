@@ -4,27 +4,8 @@ from __future__ import annotations
 
 from tests.factories import make_account, make_basic
 from tests.invoices.support import invoice_xml
-from tests.panel.support import NEW_PASSWORD, PASSWORD
+from tests.panel.support import NEW_PASSWORD, PASSWORD, browser_complete_registration, browser_sign_in
 from tests.search.factories import received
-
-
-def sign_in(page, username: str, password: str = PASSWORD, register: bool = True) -> None:  # noqa: ANN001
-    page.goto("/panel/login")
-    page.get_by_label("Nome utente").fill(username)
-    page.get_by_label("Password", exact=True).fill(password)
-    page.get_by_role("button", name="Accedi").click()
-    if register:
-        page.wait_for_url("**/panel/register")
-        complete_registration(page)
-    page.wait_for_url("**/panel/invoices/out")
-
-
-def complete_registration(page) -> None:  # noqa: ANN001
-    page.get_by_label("Accetto le condizioni del servizio").check()
-    page.get_by_label("E-mail o PEC di riferimento").fill("ref@pec.example.it")
-    page.get_by_label("Nuova password", exact=True).fill(NEW_PASSWORD)
-    page.get_by_label("Ripeti la nuova password").fill(NEW_PASSWORD)
-    page.get_by_role("button", name="Salva").click()
 
 
 def test_sign_in_registration_and_logout(browser_page, shoot):
@@ -37,18 +18,18 @@ def test_sign_in_registration_and_logout(browser_page, shoot):
     page.get_by_role("button", name="Accedi").click()
     page.wait_for_url("**/panel/register")
     shoot(page, "register")
-    complete_registration(page)
+    browser_complete_registration(page)
     page.wait_for_url("**/panel/invoices/out")
     assert page.get_by_role("heading", name="Fatture inviate").is_visible()
     page.get_by_role("button", name="Esci").click()
     page.wait_for_url("**/panel/login")
-    sign_in(page, account.username, NEW_PASSWORD, register=False)
+    browser_sign_in(page, account.username, NEW_PASSWORD, register=False)
 
 
 def test_upload_dry_run_then_send_list_and_detail(browser_page, shoot):
     account = make_account(vat_code="01234560017")
     page = browser_page
-    sign_in(page, account.username)
+    browser_sign_in(page, account.username)
     page.get_by_role("link", name="Carica").click()
     xml = invoice_xml(number="PW-1")
     page.get_by_label("Trascina qui un file fattura o sceglilo").set_input_files(
@@ -77,7 +58,7 @@ def test_outcome_on_a_received_invoice(browser_page, shoot, queue):
     account = make_account(vat_code="09876540015")
     got = received(account, sdi_id="7700001")
     page = browser_page
-    sign_in(page, account.username)
+    browser_sign_in(page, account.username)
     page.get_by_role("link", name="Fatture ricevute").click()
     page.get_by_role("link", name=got.filename).click()
     page.get_by_label("Rifiuta (EC02)").check()
@@ -92,13 +73,13 @@ def test_mandate_request_and_approval(chromium_browser, live_server, shoot):
     premium = make_account(vat_code="05555550028")
     basic = make_basic(vat_code="07111110032")
     asker = chromium_browser.new_context(base_url=live_server, locale="it-IT").new_page()
-    sign_in(asker, basic.username)
+    browser_sign_in(asker, basic.username)
     asker.get_by_role("link", name="Deleghe").click()
     asker.get_by_label("Nome utente Premium").fill(premium.username)
     asker.get_by_role("button", name="Richiedi").click()
     assert "PENDING" in asker.locator("#given").inner_text()
     approver = chromium_browser.new_context(base_url=live_server, locale="it-IT").new_page()
-    sign_in(approver, premium.username)
+    browser_sign_in(approver, premium.username)
     approver.get_by_role("link", name="Deleghe").click()
     row = approver.locator("#assignors tbody tr", has_text=basic.username)
     assert "PENDING" in row.inner_text()
@@ -114,7 +95,7 @@ def test_mandate_request_and_approval(chromium_browser, live_server, shoot):
 def test_admin_changes_a_scenario(browser_page, shoot):
     admin = make_account(is_admin=True)
     page = browser_page
-    sign_in(page, admin.username)
+    browser_sign_in(page, admin.username)
     page.get_by_role("link", name="Amministrazione").click()
     page.get_by_label("Codice destinatario").fill("PWTEST1")
     page.get_by_label("Esito", exact=True).first.select_option("NS")
@@ -129,7 +110,7 @@ def test_reading_works_with_javascript_off(chromium_browser, live_server):
     got = received(account, sdi_id="7700002")
     context = chromium_browser.new_context(base_url=live_server, locale="it-IT", java_script_enabled=False)
     page = context.new_page()
-    sign_in(page, account.username)  # plain forms: sign-in and registration
+    browser_sign_in(page, account.username)  # plain forms: sign-in and registration
     page.get_by_role("link", name="Fatture ricevute").click()
     page.get_by_role("link", name=got.filename).click()
     page.get_by_role("heading", name="Storico degli stati").wait_for()

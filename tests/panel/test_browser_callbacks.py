@@ -6,22 +6,7 @@ import re
 
 from tests.callbacks.receiver import Receiver
 from tests.factories import make_account
-from tests.panel.support import NEW_PASSWORD, PASSWORD
-
-
-def sign_in(page, username: str) -> None:  # noqa: ANN001
-    """First sign-in: the login form, then the registration the panel asks for."""
-    page.goto("/panel/login")
-    page.get_by_label("Nome utente").fill(username)
-    page.get_by_label("Password", exact=True).fill(PASSWORD)
-    page.get_by_role("button", name="Accedi").click()
-    page.wait_for_url("**/panel/register")
-    page.get_by_label("Accetto le condizioni del servizio").check()
-    page.get_by_label("E-mail o PEC di riferimento").fill("ref@pec.example.it")
-    page.get_by_label("Nuova password", exact=True).fill(NEW_PASSWORD)
-    page.get_by_label("Ripeti la nuova password").fill(NEW_PASSWORD)
-    page.get_by_role("button", name="Salva").click()
-    page.wait_for_url("**/panel/invoices/out")
+from tests.panel.support import browser_sign_in
 
 
 def test_create_an_endpoint_and_see_its_secret_once(browser_page, shoot, clock):
@@ -29,7 +14,7 @@ def test_create_an_endpoint_and_see_its_secret_once(browser_page, shoot, clock):
     receiver = Receiver(clock)
     try:
         page = browser_page
-        sign_in(page, account.username)
+        browser_sign_in(page, account.username)
         page.get_by_role("link", name="Callback", exact=True).click()
         page.get_by_role("heading", name="Callback", exact=True).wait_for()
         page.get_by_label("URL", exact=True).fill(receiver.url)

@@ -7,7 +7,7 @@ content, and every form control of the pages visited must have a label (an acces
 from __future__ import annotations
 
 from tests.factories import make_account
-from tests.panel.support import NEW_PASSWORD, PASSWORD
+from tests.panel.support import NEW_PASSWORD, PASSWORD, browser_sign_in
 from tests.search.factories import received
 
 MAX_TABS = 60  # more stops than any page has: a missing target fails instead of looping
@@ -128,17 +128,7 @@ def test_sign_in_list_and_detail_with_the_keyboard_only(browser_page, shoot):
 def test_every_page_labels_its_controls(browser_page):
     admin = make_account(is_admin=True)
     page = browser_page
-    page.goto("/panel/login")
-    page.get_by_label("Nome utente").fill(admin.username)
-    page.get_by_label("Password", exact=True).fill(PASSWORD)
-    page.get_by_role("button", name="Accedi").click()
-    page.wait_for_url("**/panel/register")
-    page.get_by_label("Accetto le condizioni del servizio").check()
-    page.get_by_label("E-mail o PEC di riferimento").fill("ref@pec.example.it")
-    page.get_by_label("Nuova password", exact=True).fill(NEW_PASSWORD)
-    page.get_by_label("Ripeti la nuova password").fill(NEW_PASSWORD)
-    page.get_by_role("button", name="Salva").click()
-    page.wait_for_url("**/panel/invoices/out")
+    browser_sign_in(page, admin.username)
     for path in ("upload", "settings", "delegations", "usage", "tokens", "admin"):
         page.goto(f"/panel/{path}")
         assert_controls_labelled(page)
