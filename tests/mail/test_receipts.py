@@ -167,3 +167,31 @@ def test_a_failed_sending_is_retried_and_the_message_arrives_once(db, clock, que
     assert len(smtp.to(address)) == 1
     [sent] = outbox_of(account.id)
     assert sent.delivered_at is not None and sent.transport == "smtp"
+
+
+def test_a_pdf_that_cannot_be_made_leaves_the_mail_without_it_and_says_so(db, clock, queue, smtp: Inbox):
+    from varco.core import blobs
+    from varco.mail import service as mail
+
+    address = f"fatture-{uuid.uuid4().hex[:8]}@example.it"
+    with unit_of_work() as session:
+        unreadable = blobs.store(session, "IT1_BAD.xml", b"not xml at all", None, clock.now())
+        mail.queue_message(
+            session,
+            key=f"test:{uuid.uuid4().hex}",
+            account_id=None,
+            to_address=address,
+            subject="unreadable",
+            body="body\n",
+            clock=clock,
+            attachments=[
+                mail.Attachment("IT1_BAD.xml", "application/xml", blob_id=unreadable.id),
+                mail.Attachment(
+                    "IT1_BAD.pdf", "application/pdf", blob_id=unreadable.id, rendered_from="IT1_BAD.xml"
+                ),
+            ],
+        )
+    queue.drain()
+    [email] = smtp.to(address)
+    assert [p.get_filename() for p in email.iter_attachments()] == ["IT1_BAD.xml"]
+    assert "IT1_BAD.pdf: the PDF could not be made" in email.get_body(("plain",)).get_content()

@@ -24,13 +24,14 @@ from varco.core.blobs import Blob
 from varco.core.clock import Clock
 from varco.core.jobs import job
 from varco.mail.models import MailAttachment, MailMessage
+from varco.rendering import service as rendering
 from varco.settings import Settings, get_settings
 
 log = logging.getLogger("varco.mail")
 
 
 def build_email(
-    message: MailMessage, settings: Settings, attachments: Sequence[tuple[MailAttachment, bytes]] = ()
+    message: MailMessage, settings: Settings, attachments: Sequence[tuple[MailAttachment, bytes | None]] = ()
 ) -> EmailMessage:
     """The MIME message: the text body, then one part per attachment (multipart/mixed when any)."""
     email = EmailMessage()
@@ -40,21 +41,41 @@ def build_email(
     email["Date"] = format_datetime(message.created_at)
     email["Message-ID"] = make_msgid(idstring=f"mail{message.id}", domain="varco")
     email["X-Varco-Key"] = message.key
-    email.set_content(message.body)
+    unrendered = [a.filename for a, content in attachments if content is None]
+    email.set_content(message.body + "".join(_UNRENDERED.format(name=name) for name in unrendered))
     for attachment, content in attachments:
+        if content is None:
+            continue
         maintype, _, subtype = attachment.content_type.partition("/")
         email.add_attachment(content, maintype=maintype, subtype=subtype, filename=attachment.filename)
     return email
 
 
-def attachments_of(session: Session, message_id: int) -> list[tuple[MailAttachment, bytes]]:
+_UNRENDERED = (
+    "\n{name}: il PDF non e' stato generato (file non leggibile), consultare il pannello di controllo.\n"
+    "{name}: the PDF could not be made (unreadable file), see the control panel.\n"
+)
+
+
+def attachments_of(session: Session, message_id: int) -> list[tuple[MailAttachment, bytes | None]]:
+    """Each attachment with its bytes; a PDF to render is made now, None if its file cannot be read
+    (the message then goes without it and says so: a rendering failure never stops a message)."""
     query = (
         select(MailAttachment, Blob.content)
         .join(Blob, Blob.id == MailAttachment.blob_id)
         .where(MailAttachment.message_id == message_id)
         .order_by(MailAttachment.position)
     )
-    return [(attachment, content) for attachment, content in session.execute(query)]
+    found: list[tuple[MailAttachment, bytes | None]] = []
+    for attachment, content in session.execute(query):
+        if attachment.rendered_from is not None:
+            try:
+                content = rendering.pdf_of(attachment.rendered_from, content)
+            except Exception:  # noqa: BLE001 - pure computation: an unrenderable file must not stop the mail
+                log.exception("mail %s: %s not rendered, sent without it", message_id, attachment.filename)
+                content = None
+        found.append((attachment, content))
+    return found
 
 
 def send_smtp(email: EmailMessage, settings: Settings) -> None:

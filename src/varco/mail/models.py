@@ -37,6 +37,9 @@ class MailAttachment(Base):
     filename: Mapped[str] = mapped_column(String(255))
     content_type: Mapped[str] = mapped_column(String(100))  # e.g. "application/pdf"
     blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+    # Set for a PDF made when the message is sent: the blob is the invoice file of this name, not
+    # the attachment (rendering is slow; it must not run in the transaction that queues the mail).
+    rendered_from: Mapped[str | None] = mapped_column(String(255))
 
 
 class MailReceiptSetting(Base):

@@ -9,15 +9,12 @@ a unique invoice id and the message key is `receipt:<invoice id>`, so an invoice
 
 from __future__ import annotations
 
-import logging
-
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account
 from varco.accounts.service import EMAIL_RE
 from varco.core import jobs
-from varco.core.blobs import Blob
 from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
 from varco.core.errors import BadRequest
@@ -26,8 +23,6 @@ from varco.mail import service as mail
 from varco.mail.models import MailReceipt, MailReceiptSetting
 from varco.rendering import service as rendering
 from varco.settings import get_settings
-
-log = logging.getLogger("varco.mail.receipts")
 
 
 class ReceiptSettingInvalid(BadRequest):
@@ -57,9 +52,9 @@ def configure(
     return row
 
 
-def _body(invoice: Invoice, names: list[str], missing_pdf: bool) -> str:
+def _body(invoice: Invoice, names: list[str]) -> str:
     numbers = ", ".join(f"{b.number} del {b.invoice_date}" for b in invoice.bodies)
-    text = (
+    return (
         f"Fattura ricevuta / Invoice received: {invoice.filename}\n"
         f"IdentificativoSdI: {invoice.sdi_id or '-'}\n"
         f"Cedente / supplier: {invoice.sender_description or ''} {invoice.sender_country or ''}"
@@ -67,12 +62,6 @@ def _body(invoice: Invoice, names: list[str], missing_pdf: bool) -> str:
         f"Documenti / documents: {numbers}\n\n"
         "Allegati / attachments:\n" + "".join(f"- {name}\n" for name in names)
     )
-    if missing_pdf:
-        text += (
-            "\nIl PDF non e' stato generato (file non leggibile): consultare il pannello di controllo.\n"
-            "The PDF could not be made (unreadable file): see the control panel.\n"
-        )
-    return text
 
 
 def _content_type(filename: str) -> str:
@@ -80,18 +69,16 @@ def _content_type(filename: str) -> str:
     return "application/pkcs7-mime" if filename.lower().endswith(".p7m") else "application/xml"
 
 
-def _attachments(session: Session, invoice: Invoice) -> tuple[list[mail.Attachment], bool]:
-    """The invoice file as received, its PDF rendering and the SDI metadata (MT) that came with it."""
-    content = session.get(Blob, invoice.blob_id)
-    assert content is not None  # the foreign key guarantees it
-    files = [mail.Attachment(invoice.filename, _content_type(invoice.filename), blob_id=invoice.blob_id)]
-    missing_pdf = False
-    try:
-        pdf = rendering.pdf_of(invoice.filename, content.content)
-        files.append(mail.Attachment(rendering.pdf_name(invoice.filename), "application/pdf", content=pdf))
-    except Exception:  # noqa: BLE001 - pure computation: an unrenderable file must not stop the receipt
-        log.exception("receipt of %s: PDF rendering failed, sent without it", invoice.filename)
-        missing_pdf = True
+def _attachments(session: Session, invoice: Invoice) -> list[mail.Attachment]:
+    """The invoice file as received, its PDF (rendered when the mail is sent, not in the transaction
+    that stores the invoice) and the SDI metadata (MT) that came with it."""
+    name = invoice.filename
+    files = [
+        mail.Attachment(name, _content_type(name), blob_id=invoice.blob_id),
+        mail.Attachment(
+            rendering.pdf_name(name), "application/pdf", blob_id=invoice.blob_id, rendered_from=name
+        ),
+    ]
     query = (
         select(Notification)
         .where(Notification.invoice_id == invoice.id, Notification.type == "MT")
@@ -100,7 +87,7 @@ def _attachments(session: Session, invoice: Invoice) -> tuple[list[mail.Attachme
     files.extend(
         mail.Attachment(n.filename, "application/xml", blob_id=n.blob_id) for n in session.scalars(query)
     )
-    return files, missing_pdf
+    return files
 
 
 def queue_receipt(session: Session, invoice: Invoice, clock: Clock) -> MailReceipt | None:
@@ -113,14 +100,14 @@ def queue_receipt(session: Session, invoice: Invoice, clock: Clock) -> MailRecei
     existing = session.scalar(select(MailReceipt).where(MailReceipt.invoice_id == invoice.id))
     if existing is not None:
         return existing
-    files, missing_pdf = _attachments(session, invoice)
+    files = _attachments(session, invoice)
     message = mail.queue_message(
         session,
         key=f"receipt:{invoice.id}",
         account_id=invoice.account_id,
         to_address=setting.address,
         subject=f"Fattura ricevuta {invoice.filename}",
-        body=_body(invoice, [f.filename for f in files], missing_pdf),
+        body=_body(invoice, [f.filename for f in files]),
         clock=clock,
         attachments=files,
     )

@@ -16,12 +16,15 @@ from varco.mail.models import MailAttachment, MailMessage
 
 @dataclass(frozen=True)
 class Attachment:
-    """A file to send: an existing blob (`blob_id`, no copy) or new `content` stored with the message."""
+    """A file to send: an existing blob (`blob_id`, no copy) or new `content` stored with the message.
+    `rendered_from`: the blob is the invoice file of that name and the attachment its PDF, made
+    when the message is sent."""
 
     filename: str
     content_type: str
     blob_id: int | None = None
     content: bytes | None = None
+    rendered_from: str | None = None
 
 
 def queue_message(
@@ -62,6 +65,7 @@ def queue_message(
                 filename=attachment.filename,
                 content_type=attachment.content_type,
                 blob_id=blob_id,
+                rendered_from=attachment.rendered_from,
             )
         )
     session.flush()

@@ -25,6 +25,7 @@ def upgrade() -> None:
         sa.Column("filename", sa.String(length=255), nullable=False),
         sa.Column("content_type", sa.String(length=100), nullable=False),
         sa.Column("blob_id", sa.Integer(), nullable=False),
+        sa.Column("rendered_from", sa.String(length=255), nullable=True),
         sa.ForeignKeyConstraint(["blob_id"], ["blobs.id"], name=op.f("fk_mail_attachments_blob_id_blobs")),
         sa.ForeignKeyConstraint(
             ["message_id"], ["mail_outbox.id"], name=op.f("fk_mail_attachments_message_id_mail_outbox")
