@@ -7,11 +7,9 @@ import hashlib
 from datetime import datetime
 
 from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from varco.core.db import Base, UTCDateTime
+from varco.core.db import Base, UTCDateTime, conflict_insert
 
 
 class Blob(Base):
@@ -50,7 +48,7 @@ def store(session: Session, name: str, content: bytes, account_id: int | None, n
     session.add(blob)
     session.flush()
     if account_id is not None:
-        insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+        insert = conflict_insert(session)
         statement = insert(StorageUsage).values(account_id=account_id, bytes=len(content))
         session.execute(
             statement.on_conflict_do_update(

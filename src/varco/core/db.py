@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from datetime import datetime
 
 from sqlalchemy import DateTime, Engine, MetaData, create_engine, event
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -82,6 +84,15 @@ class _QueuedWriters(sqlite3.Connection):
             super().close()
         finally:
             self.release_writer()
+
+
+# INSERT ... ON CONFLICT exists in both databases, with one construct per dialect.
+CONFLICT_INSERTS = {"postgresql": pg_insert, "sqlite": sqlite_insert}
+
+
+def conflict_insert(session: Session):  # noqa: ANN201 - the dialect's `insert` construct
+    """`insert` with `on_conflict_do_nothing/do_update` for the session's database."""
+    return CONFLICT_INSERTS[session.get_bind().dialect.name]
 
 
 _DEFERRED = "varco_sqlite_deferred"  # execution option: a read-only transaction (see reading())

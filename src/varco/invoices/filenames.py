@@ -5,10 +5,9 @@ from __future__ import annotations
 import string
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from varco.core.db import CONFLICT_INSERTS
 from varco.invoices.models import FilenameSequence
 
 _ALPHABET = string.digits + string.ascii_uppercase  # the SDI allows alphanumeric progressives
@@ -37,7 +36,7 @@ def _take_next(insert):  # noqa: ANN001, ANN202 - the dialect's insert construct
     )
 
 
-_TAKE_NEXT = {"postgresql": _take_next(pg_insert), "sqlite": _take_next(sqlite_insert)}  # built once
+_TAKE_NEXT = {name: _take_next(insert) for name, insert in CONFLICT_INSERTS.items()}  # built once
 
 
 def next_filename(session: Session, transmitter: str, *, signed: bool) -> str:

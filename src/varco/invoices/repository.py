@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import bindparam, event, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session, SessionTransaction, lazyload
 
+from varco.core.db import conflict_insert
 from varco.invoices.models import Invoice, InvoiceTransition, Notification
 
 _LOCKED = "varco_locked_invoices"  # session.info: ids locked in the current transaction
@@ -66,30 +65,15 @@ class InvoiceRepository:
             self.session.info.setdefault(_LOCKED, set()).add(invoice.id)
         return invoice
 
-    def by_filename(self, filename: str, direction: str) -> Invoice | None:
-        # Unique per direction only: one client's sent file is another client's received one.
-        query = select(Invoice).where(Invoice.filename == filename, Invoice.direction == direction)
-        return self.session.scalar(query)
-
-    def by_sdi_id(self, sdi_id: str, direction: str) -> Invoice | None:
-        # Shared by both copies of a file sent between varco clients, like the file name.
-        query = select(Invoice).where(Invoice.sdi_id == sdi_id, Invoice.direction == direction)
-        return self.session.scalar(query)
-
     def has_transition(self, invoice_id: int, key: str) -> bool:
         query = select(InvoiceTransition.id).where(
             InvoiceTransition.invoice_id == invoice_id, InvoiceTransition.key == key
         )
         return self.session.scalar(query) is not None
 
-    def add_transition(self, transition: InvoiceTransition) -> None:
-        self.session.add(transition)
-        self.session.flush()
-
     def insert_transition(self, **values: object) -> bool:
         """The history row, unless its (invoice_id, key) exists: True if inserted (one statement)."""
-        insert = pg_insert if self.session.get_bind().dialect.name == "postgresql" else sqlite_insert
-        statement = insert(InvoiceTransition.__table__).values(**values)
+        statement = conflict_insert(self.session)(InvoiceTransition.__table__).values(**values)
         statement = statement.on_conflict_do_nothing(index_elements=["invoice_id", "key"]).returning(
             InvoiceTransition.__table__.c.id
         )
@@ -105,9 +89,6 @@ class InvoiceRepository:
     def transitions(self, invoice_id: int) -> list[InvoiceTransition]:
         query = select(InvoiceTransition).where(InvoiceTransition.invoice_id == invoice_id)
         return list(self.session.scalars(query.order_by(InvoiceTransition.id)))
-
-    def notification_by_filename(self, filename: str) -> Notification | None:
-        return self.session.scalar(select(Notification).where(Notification.filename == filename))
 
     def notifications(self, invoice_id: int) -> list[Notification]:
         query = select(Notification).where(Notification.invoice_id == invoice_id).order_by(Notification.id)

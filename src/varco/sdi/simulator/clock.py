@@ -9,11 +9,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock
+from varco.core.db import conflict_insert
 from varco.core.errors import BadRequest
 from varco.sdi.models import SimClock
 
@@ -63,7 +62,7 @@ def advance(session: Session, delta: timedelta, clock: Clock) -> datetime:
     if delta < timedelta():
         raise InvalidDuration("the simulated clock only moves forward")
     # Create the single row without racing another `advance`, then lock it.
-    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    insert = conflict_insert(session)
     session.execute(insert(SimClock).values(id=1, offset_seconds=0).on_conflict_do_nothing())
     row = session.get(SimClock, 1, with_for_update=True, populate_existing=True)
     assert row is not None

@@ -11,11 +11,10 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 from lxml import etree
 from signxml import XMLSigner, methods
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock
+from varco.core.db import conflict_insert
 from varco.sdi.models import SimKey
 
 _C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
@@ -59,7 +58,7 @@ def _identity(session: Session, clock: Clock) -> tuple[rsa.RSAPrivateKey, bytes]
     if row is None:
         key_pem, cert_pem = _generate(clock)
         # Two workers may generate at once: the first insert wins, both then read the same row.
-        insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+        insert = conflict_insert(session)
         session.execute(
             insert(SimKey)
             .values(id=1, key_pem=key_pem, cert_pem=cert_pem, created_at=clock.now())
