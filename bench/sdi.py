@@ -6,7 +6,8 @@ Embedded default: SQLite database and SqliteHuey queue in a temporary data direc
 accepted through the upload service first (not timed); then one worker (`JobQueue.drain()` in
 this thread, what one huey worker thread does) runs every job until the queue is empty:
 - "1 → 7": the service's asynchronous stage (state 1 → 3, hand-off to the channel), then the
-  simulated SDI (checks, signed RC, 3 → 7);
+  simulated SDI (checks, signed RC, 3 → 7), which a worker runs as a follow-on in the stage's
+  transaction (core/jobs.py);
 - "3 → 7": the simulated SDI alone, on invoices already sent;
 - "3 → 8 (PA)": FPA12 files, RC then NE EC01 (two signed messages, two transitions).
 """
@@ -135,27 +136,31 @@ def _cpu_floor(clock) -> tuple[float, float]:  # noqa: ANN001
     Wall clock and per CPU second of this process: on a shared machine the second moves less."""
     from datetime import UTC, datetime
 
+    from varco import fatturapa
     from varco.core.db import unit_of_work
     from varco.sdi import messages
-    from varco.sdi.simulator import files, signing
+    from varco.sdi.simulator import signing
 
     content, at, n = invoice("FPR12.xml"), datetime(2026, 11, 23, tzinfo=UTC), 200
     with unit_of_work() as session:
         signing.sign(session, messages.decorrenza_termini("1", "IT1_1.xml", "warm-up", "1"), clock)
         start, cpu = time.perf_counter(), time.process_time()
         for i in range(n):
-            files.run_checks(content, at)
+            fatturapa.check(content, fatturapa.CheckOptions(received_date=at.date()))  # the SDI's checks
             rc = messages.ricevuta_consegna(str(i), "IT1_1.xml", at, at, ("ABC1234", "B"), str(i))
             messages.parse(messages.serialize(signing.sign(session, rc, clock)))
         return n / (time.perf_counter() - start), n / (time.process_time() - cpu)
 
 
 def _drain_only(queue, name: str) -> None:  # noqa: ANN001
-    """Run the queued jobs called `name`; put the others' wake-ups back (they stay pending)."""
+    """Run the queued jobs called `name` outside a worker, so that the SDI's step they hand over
+    becomes a job of its own instead of a follow-on in the same transaction; put the others'
+    wake-ups back (they stay pending)."""
     from sqlalchemy import select
 
+    from varco.core.clock import current_clock
     from varco.core.db import unit_of_work
-    from varco.core.jobs import run_job
+    from varco.core.jobs import HANDLERS
     from varco.core.models import JobRow
 
     while True:
@@ -166,7 +171,10 @@ def _drain_only(queue, name: str) -> None:  # noqa: ANN001
         if not ids:
             break
         for job_id in ids:
-            run_job(job_id)
+            with unit_of_work() as session:
+                row = session.get_one(JobRow, job_id)
+                HANDLERS[row.name](session, dict(row.args), current_clock())
+                row.status = "done"
     queue.flush()  # stale wake-ups of the jobs just run; the SDI's jobs are re-sent below
     with unit_of_work() as session:
         pending = session.scalars(select(JobRow.id).where(JobRow.status == "pending")).all()

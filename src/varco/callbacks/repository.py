@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import Row, bindparam, event, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from varco.accounts.models import Delegation, DelegationStatus
 from varco.callbacks.models import CallbackDelivery, CallbackEndpoint
 from varco.callbacks.states import DeliveryStatus, EndpointStatus
+from varco.core.db import transaction_info
 from varco.events.models import Event
 
 PENDING = DeliveryStatus.PENDING.value
 
 # Run for every event (each upload, each SDI notification): built once, bound per call.
 _RECEIVERS = (
-    select(CallbackEndpoint)
+    select(CallbackEndpoint.id, CallbackEndpoint.event_types)
     .where(
         CallbackEndpoint.status == EndpointStatus.ACTIVE,
         or_(
@@ -31,6 +32,24 @@ _RECEIVERS = (
     )
     .order_by(CallbackEndpoint.id)
 )
+
+
+_RECEIVERS_KEY = "callback_receivers"  # transaction_info: receivers_of by account id
+
+
+def _changes_receivers(session: Session) -> bool:
+    """Pending changes to what decides an account's receivers (endpoints, delegations)?"""
+    return any(
+        isinstance(instance, (CallbackEndpoint, Delegation))
+        for pending in (session.new, session.dirty, session.deleted)
+        for instance in pending
+    )
+
+
+@event.listens_for(Session, "before_flush")
+def _forget_receivers(session: Session, _context: object, _instances: object) -> None:
+    if _changes_receivers(session):
+        transaction_info(session).pop(_RECEIVERS_KEY, None)
 
 
 class CallbackRepository:
@@ -64,10 +83,15 @@ class CallbackRepository:
         )
         return self.session.scalar(query) or 0
 
-    def receivers_of(self, account_id: int) -> list[CallbackEndpoint]:
-        """Active endpoints of the account and of the accounts it delegates (ACTIVE): those that may
-        see its events, as in searches (accounts.visible_account_ids seen from the other side)."""
-        return list(self.session.scalars(_RECEIVERS, {"account_id": account_id}))
+    def receivers_of(self, account_id: int) -> list[Row[tuple[int, list[str]]]]:
+        """(id, event_types) of the active endpoints of the account and of the accounts it delegates
+        (ACTIVE): those that may see its events, as in searches (accounts.visible_account_ids seen
+        from the other side). It runs for every event: columns, not entities, and read once per
+        transaction and account unless endpoints or delegations change in it."""
+        cached = transaction_info(self.session).setdefault(_RECEIVERS_KEY, {})
+        if account_id not in cached or _changes_receivers(self.session):
+            cached[account_id] = list(self.session.execute(_RECEIVERS, {"account_id": account_id}))
+        return cached[account_id]
 
     # deliveries
 

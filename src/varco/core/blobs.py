@@ -6,10 +6,10 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, select
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, bindparam, insert, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from varco.core.db import Base, UTCDateTime, conflict_insert
+from varco.core.db import Base, UTCDateTime, per_dialect, transaction_info
 
 
 class Blob(Base):
@@ -35,27 +35,51 @@ class StorageUsage(Base):
     bytes: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
-def store(session: Session, name: str, content: bytes, account_id: int | None, now: datetime) -> Blob:
-    """Store a file; its size counts against `account_id`'s space in the same transaction."""
-    blob = Blob(
-        account_id=account_id,
-        name=name,
-        sha256=hashlib.sha256(content).hexdigest(),
-        size=len(content),
-        content=content,
-        created_at=now,
+# Built once: every upload and every SDI message stores a file.
+_INSERT = insert(Blob.__table__).returning(Blob.__table__.c.id)
+_CONTENT = select(Blob.__table__.c.content).where(Blob.__table__.c.id == bindparam("id"))
+_CONTENTS = "blob_contents"  # transaction_info: contents read in this transaction, by id
+
+
+def _add_usage(insert):  # noqa: ANN001, ANN202 - the dialect's insert construct and its statement
+    statement = insert(StorageUsage.__table__)
+    return statement.on_conflict_do_update(
+        index_elements=["account_id"],
+        set_={"bytes": StorageUsage.__table__.c.bytes + statement.excluded.bytes},
     )
-    session.add(blob)
-    session.flush()
+
+
+_ADD_USAGE = per_dialect(_add_usage)
+
+
+def store(session: Session, name: str, content: bytes, account_id: int | None, now: datetime) -> Blob:
+    """Store a file; its size counts against `account_id`'s space in the same transaction.
+
+    Core inserts (no ORM flush); the Blob returned is not in the session: read it, never add it."""
+    values = {
+        "account_id": account_id,
+        "name": name,
+        "sha256": hashlib.sha256(content).hexdigest(),
+        "size": len(content),
+        "content": content,
+        "created_at": now,
+    }
+    blob = Blob(id=session.execute(_INSERT, values).scalar_one(), **values)
     if account_id is not None:
-        insert = conflict_insert(session)
-        statement = insert(StorageUsage).values(account_id=account_id, bytes=len(content))
-        session.execute(
-            statement.on_conflict_do_update(
-                index_elements=[StorageUsage.account_id], set_={"bytes": StorageUsage.bytes + len(content)}
-            )
-        )
+        session.execute(_ADD_USAGE(session), {"account_id": account_id, "bytes": len(content)})
     return blob
+
+
+def content(session: Session, blob_id: int) -> bytes:
+    """A stored file's bytes, read once per transaction (the SDI simulator and the service stage
+    that hands it the file read the same one). KeyError if there is no such file."""
+    contents = transaction_info(session).setdefault(_CONTENTS, {})
+    if blob_id not in contents:
+        data = session.scalar(_CONTENT, {"id": blob_id})
+        if data is None:
+            raise KeyError(f"no stored file {blob_id}")
+        contents[blob_id] = data
+    return contents[blob_id]
 
 
 def used_bytes(session: Session, account_id: int) -> int:

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Any, TypeVar
 
 from sqlalchemy import DateTime, Engine, MetaData, create_engine, event
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Session, SessionTransaction, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
 from varco.core.clock import as_utc
+
+T = TypeVar("T")
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -93,6 +96,44 @@ CONFLICT_INSERTS = {"postgresql": pg_insert, "sqlite": sqlite_insert}
 def conflict_insert(session: Session):  # noqa: ANN201 - the dialect's `insert` construct
     """`insert` with `on_conflict_do_nothing/do_update` for the session's database."""
     return CONFLICT_INSERTS[session.get_bind().dialect.name]
+
+
+def per_dialect(build: Callable[[Any], T]) -> Callable[[Session], T]:
+    """An ON CONFLICT statement built once per database: `build(insert)` gets the dialect's
+    `insert` construct; the returned function gives the statement for a session's database.
+    For statements that every upload or notification runs (building one costs more than running it)."""
+    built: dict[str, T] = {}
+
+    def statement(session: Session) -> T:
+        name = session.get_bind().dialect.name
+        if name not in built:
+            built[name] = build(CONFLICT_INSERTS[name])
+        return built[name]
+
+    return statement
+
+
+_TRANSACTION_INFO = "varco_transaction_info"
+
+
+def transaction_info(session: Session) -> dict[str, Any]:
+    """Facts valid until the end of the current transaction or savepoint (a rollback to it may
+    release locks and undo writes): rows already locked and current in the session, values read
+    once per transaction. Not the internal subtransactions of flush()."""
+    return session.info.setdefault(_TRANSACTION_INFO, {})
+
+
+def locked_rows(session: Session, model: type[T]) -> dict[int, T]:
+    """Rows of `model` that this transaction locked (read FOR UPDATE, or inserted) and that are
+    current in the session, by id: read again, they need no query. Held here, so the session's
+    weak identity map keeps them until the end of the transaction."""
+    return transaction_info(session).setdefault(f"locked:{model.__name__}", {})
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _forget_transaction_info(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is None or transaction.nested:
+        session.info.pop(_TRANSACTION_INFO, None)
 
 
 _DEFERRED = "varco_sqlite_deferred"  # execution option: a read-only transaction (see reading())

@@ -16,7 +16,7 @@ from typing import Any
 
 from huey import Huey, MemoryHuey, RedisHuey, crontab
 from huey.storage import SqliteStorage
-from sqlalchemy import bindparam, event, or_, select
+from sqlalchemy import bindparam, event, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock, current_clock
@@ -29,7 +29,22 @@ Handler = Callable[[Session, dict[str, Any], Clock], None]
 HANDLERS: dict[str, Handler] = {}
 MAX_ATTEMPTS = 10
 _PENDING_KEY = "varco_pending_jobs"
-_BY_KEY = select(JobRow).where(JobRow.key == bindparam("key"))  # built once: enqueue runs it often
+_RUNNING_KEY = "varco_running_job"  # session.info: set while a worker runs a job in this session
+_FOLLOW_ON_KEY = "varco_follow_on_jobs"
+# Core statements built once: every upload and every job runs them.
+_JOBS = JobRow.__table__
+_ID_BY_KEY = select(_JOBS.c.id).where(_JOBS.c.key == bindparam("key"))
+_INSERT = insert(_JOBS).returning(_JOBS.c.id)
+_CLAIM = (
+    select(_JOBS.c.name, _JOBS.c.args, _JOBS.c.status, _JOBS.c.attempts, _JOBS.c.run_after)
+    .where(_JOBS.c.id == bindparam("job_id"))
+    .with_for_update()
+)
+_DONE = (
+    update(_JOBS)
+    .where(_JOBS.c.id == bindparam("job_id"))
+    .values(status="done", finished_at=bindparam("now"), attempts=_JOBS.c.attempts + 1)
+)
 
 
 def job(name: str) -> Callable[[Handler], Handler]:
@@ -51,29 +66,53 @@ def enqueue(
     clock: Clock | None = None,
     **args: Any,
 ) -> JobRow:
-    """Add a job row in this transaction; its wake-up is sent after commit."""
+    """Add a job row in this transaction; its wake-up is sent after commit.
+
+    A new row goes in with a Core insert (no ORM flush): the JobRow returned is then not in the
+    session (read it, never add it). A key seen before returns that job's row."""
     if name not in HANDLERS:
         raise KeyError(f"unknown job {name!r}")
     if key is not None:
-        existing = session.scalar(_BY_KEY, {"key": key})
+        existing = session.scalar(_ID_BY_KEY, {"key": key})
         if existing is not None:
-            return existing
+            return session.get_one(JobRow, existing)
     now = (clock or current_clock()).now()
-    row = JobRow(
-        name=name,
-        args=args,
-        key=key,
-        status="pending",
-        attempts=0,
-        created_at=now,
-        sent_at=now,
-        run_after=now + (delay or timedelta()),
-    )
-    session.add(row)
-    session.flush()
+    values = {
+        "name": name,
+        "args": args,
+        "key": key,
+        "status": "pending",
+        "attempts": 0,
+        "last_error": None,
+        "created_at": now,
+        "sent_at": now,
+        "run_after": now + (delay or timedelta()),
+        "finished_at": None,
+    }
+    row = JobRow(id=session.execute(_INSERT, values).scalar_one(), **values)
     if delay is None:
         session.info.setdefault(_PENDING_KEY, []).append(row.id)
     return row
+
+
+def follow_on(session: Session, name: str, *, key: str, clock: Clock, **args: Any) -> None:
+    """Work that continues the running job: on a job's first attempt the worker runs it right after
+    the job's handler, in the same transaction (no job row, no wake-up, one commit for both);
+    anywhere else (a request, the CLI, a retried job) it is enqueued as a job of its own. If it
+    fails, the whole first attempt rolls back; the retry then commits the job's own work alone.
+    The handler must be idempotent, as every job's is."""
+    if name not in HANDLERS:
+        raise KeyError(f"unknown job {name!r}")
+    if session.info.get(_RUNNING_KEY) == "first attempt":
+        session.info.setdefault(_FOLLOW_ON_KEY, []).append((name, args))
+    else:
+        enqueue(session, name, key=key, clock=clock, **args)
+
+
+def _run_follow_ons(session: Session, clock: Clock) -> None:
+    while pending := session.info.pop(_FOLLOW_ON_KEY, None):
+        for name, args in pending:
+            HANDLERS[name](session, dict(args), clock)
 
 
 @event.listens_for(Session, "after_commit")
@@ -95,13 +134,15 @@ def run_job(job_id: int) -> str:
     clock = current_clock()
     try:
         with unit_of_work() as session:
-            row = session.get(JobRow, job_id, with_for_update=True)
+            row = session.execute(_CLAIM, {"job_id": job_id}).first()  # Core: no ORM load per job
             if row is None or row.status != "pending":
                 return row.status if row else "missing"
             if row.run_after > clock.now():
                 return "pending"  # not due: the reconciler sends it again when it is
+            session.info[_RUNNING_KEY] = "first attempt" if row.attempts == 0 else "retry"
             HANDLERS[row.name](session, dict(row.args), clock)
-            row.status, row.finished_at, row.attempts = "done", clock.now(), row.attempts + 1
+            _run_follow_ons(session, clock)
+            session.execute(_DONE, {"job_id": job_id, "now": clock.now()})
             return "done"
     except Exception as exc:  # noqa: BLE001 - recorded on the row, retried by the reconciler
         log.exception("job %s failed", job_id)

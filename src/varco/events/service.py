@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import insert, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
@@ -19,6 +19,7 @@ from varco.settings import get_settings
 # it shared from their first event to their commit; a feed read takes it exclusively, so it never
 # runs while an event with a smaller id is still uncommitted. SQLite serialises writers anyway.
 FEED_LOCK = 0x7661_7263_6F_6576  # "varco ev"
+_INSERT = insert(Event.__table__).returning(Event.__table__.c.id)
 
 
 def record(
@@ -32,15 +33,16 @@ def record(
     """Add an event in the caller's transaction: it exists if and only if the change commits."""
     if _is_postgres(session):
         session.execute(text("SELECT pg_advisory_xact_lock_shared(:key)"), {"key": FEED_LOCK})
-    event = Event(
-        account_id=account_id,
-        type=type_,
-        subject=subject,
-        occurred_at=now,
-        payload={"eventId": uuid.uuid4().hex, "type": type_, **payload},
-    )
-    session.add(event)
-    session.flush()  # the id: the feed cursor, and what deliveries point at
+    values = {
+        "account_id": account_id,
+        "type": type_,
+        "subject": subject,
+        "occurred_at": now,
+        "payload": {"eventId": uuid.uuid4().hex, "type": type_, **payload},
+    }
+    # A Core insert (events are append-only): the id — the feed cursor, what deliveries point at —
+    # without an ORM flush. The Event returned is not in the session: read it, never add it.
+    event = Event(id=session.execute(_INSERT, values).scalar_one(), **values)
     from varco.callbacks import delivery  # the outbox: deliveries are created in this transaction
 
     delivery.fan_out(session, event)

@@ -4,7 +4,7 @@
 (signature, §7.3 asynchronous rules), `check` both. See docs/fatturapa.md.
 """
 
-from varco.fatturapa.check import CheckOptions, Report, check, check_async, check_sync
+from varco.fatturapa.check import CheckCache, CheckOptions, Report, check, check_async, check_sync
 from varco.fatturapa.decoding import decode_base64
 from varco.fatturapa.errors import FatturaPAError
 from varco.fatturapa.findings import Finding
@@ -14,6 +14,7 @@ from varco.fatturapa.summary import BodySummary, InvoiceSummary, extract_summary
 
 __all__ = [
     "BodySummary",
+    "CheckCache",
     "CheckOptions",
     "FatturaPAError",
     "Finding",

@@ -7,7 +7,7 @@ Asynchronous: the signature (FATRSM302), then the extra-schema rules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Literal
 
@@ -103,14 +103,44 @@ def check_async(report: Report, options: CheckOptions = _DEFAULT) -> list[Findin
     return run_rules(report.root, report.format, options.received_date, stage="async")
 
 
-def check(data: bytes, options: CheckOptions = _DEFAULT) -> Report:
+def check(data: bytes, options: CheckOptions = _DEFAULT, cache: CheckCache | None = None) -> Report:
     """Both stages; the asynchronous one runs only when the synchronous one accepts."""
+    if cache is not None:
+        report = cache.sync(data, options)
+        findings = cache.async_(report, options) if report.accepted else []
+        return replace(report, errors=[*report.errors, *findings], accepted=report.accepted and not findings)
     report = check_sync(data, options)
     if report.accepted:
         findings = check_async(report, options)
         report.errors.extend(findings)
         report.accepted = not findings
     return report
+
+
+class CheckCache:
+    """Checks of the same bytes with the same options, run once: for callers that check one file
+    twice (the service's asynchronous stage, then the SDI simulator in the same transaction). The
+    reports it returns are shared: read them, never change them. Keep one only as long as the
+    files it holds may stay in memory."""
+
+    def __init__(self) -> None:
+        self._sync: dict[tuple[bytes, CheckOptions], Report] = {}
+        self._async: dict[tuple[int, CheckOptions], list[Finding]] = {}
+
+    def sync(self, data: bytes, options: CheckOptions = _DEFAULT) -> Report:
+        if len(data) > options.max_bytes:  # the one stage where max_bytes matters
+            return check_sync(data, options)
+        key = (data, replace(options, max_bytes=_DEFAULT.max_bytes))
+        if key not in self._sync:
+            self._sync[key] = check_sync(data, options)
+        return self._sync[key]
+
+    def async_(self, report: Report, options: CheckOptions = _DEFAULT) -> list[Finding]:
+        # By the report's identity: this cache holds every report it made, so ids stay unique.
+        key = (id(report), replace(options, max_bytes=_DEFAULT.max_bytes))
+        if key not in self._async:
+            self._async[key] = check_async(report, options)
+        return list(self._async[key])
 
 
 def _verify_signature(

@@ -6,6 +6,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from varco.core import blobs
@@ -16,6 +17,7 @@ from varco.invoices.repository import InvoiceRepository
 from varco.invoices.states import IllegalTransition, InvoiceEvent, InvoiceState, next_state
 
 log = logging.getLogger("varco.invoices")
+_INSERT_NOTIFICATION = insert(Notification.__table__).returning(Notification.__table__.c.id)
 
 
 def apply_event(
@@ -128,19 +130,18 @@ def add_notification(
         return None
     now = clock.now()
     blob = blobs.store(session, filename, content, invoice.account_id, now)
-    notification = Notification(
-        invoice_id=invoice.id,
-        type=type_,
-        filename=filename,
-        blob_id=blob.id,
-        result=result,
-        number=number,
-        notification_date=notification_date or now,
-        created_at=now,
-    )
-    session.add(notification)
-    session.flush()
-    return notification
+    values = {
+        "invoice_id": invoice.id,
+        "type": type_,
+        "filename": filename,
+        "blob_id": blob.id,
+        "result": result,
+        "number": number,
+        "notification_date": notification_date or now,
+        "created_at": now,
+    }
+    # A Core insert (no ORM flush); the Notification returned is not in the session: read it only.
+    return Notification(id=session.execute(_INSERT_NOTIFICATION, values).scalar_one(), **values)
 
 
 def safe_apply(

@@ -13,12 +13,12 @@ from sqlalchemy.orm import Session
 from varco import fatturapa
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
-from varco.core import jobs
-from varco.core.blobs import Blob
+from varco.core import blobs, jobs
 from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
 from varco.core.models import JobRow
 from varco.invoices import lifecycle
+from varco.invoices.checks import checks, receipt_day
 from varco.invoices.models import Invoice
 from varco.invoices.repository import InvoiceRepository
 from varco.invoices.states import InvoiceEvent, InvoiceState
@@ -47,12 +47,17 @@ def _error(code: str, detail: str | None = None) -> dict[str, str]:
 @jobs.job("invoices.process")
 def process_invoice(session: Session, args: dict[str, Any], clock: Clock) -> None:
     """Run the asynchronous checks of one accepted invoice and move it to state 2 or 3."""
-    repo = InvoiceRepository(session)
-    invoice = repo.get_for_update(int(args["invoice_id"]))
+    invoice = InvoiceRepository(session).get_for_update(int(args["invoice_id"]))
     if invoice is None or invoice.state != InvoiceState.PRESA_IN_CARICO:
         return  # already processed: a duplicate wake-up changes nothing
-    content = session.get(Blob, invoice.blob_id).content
-    errors = account_errors(session, invoice) or file_errors(invoice, content, clock)
+    # Nothing read below depends on the invoice's pending changes: they go in one UPDATE at the end.
+    with session.no_autoflush:
+        _process(session, invoice, clock)
+
+
+def _process(session: Session, invoice: Invoice, clock: Clock) -> None:
+    content = blobs.content(session, invoice.blob_id)
+    errors = account_errors(session, invoice) or file_errors(invoice, content, clock, checks(session))
     if errors:
         lifecycle.apply_event(
             session, invoice.id, InvoiceEvent.CHECKS_FAILED, key="process", clock=clock, sdi_errors=errors
@@ -94,21 +99,23 @@ def _still_delegated(session: Session, uploader: Account, taxpayer: Account) -> 
         return False
 
 
-def file_errors(invoice: Invoice, content: bytes, clock: Clock) -> list[dict[str, str]]:
+def file_errors(
+    invoice: Invoice, content: bytes, clock: Clock, cache: fatturapa.CheckCache
+) -> list[dict[str, str]]:
     """The file checks the service runs after accepting it (§7.3a)."""
     options = fatturapa.CheckOptions(
         skip_extra_schema=invoice.skip_extra_schema,
-        received_date=clock.now().date(),
+        received_date=receipt_day(clock.now()),
         max_bytes=len(content) + 1,
     )
-    report = fatturapa.check_sync(content, options)
+    report = cache.sync(content, options)
     if not report.accepted:  # the file passed at upload; only a changed rule set gets here
         first = report.errors[0]
         return [_error("FATRSM401" if first.code == "FATRSM401" else "FATRSM201", first.message)]
     summary = report.summary
     if summary is None or not summary.supplier.vat_code or not summary.supplier.country:
         return [_error("FATRSM202")]
-    findings = fatturapa.check_async(report, options)
+    findings = cache.async_(report, options)
     errors = []
     for finding in findings:
         if finding.code == "FATRSM302":

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cache
 
-from sqlalchemy import bindparam, event, func, select
-from sqlalchemy.orm import Session, SessionTransaction, lazyload
+from sqlalchemy import Select, bindparam, func, select
+from sqlalchemy.orm import Session, lazyload
 
-from varco.core.db import conflict_insert
+from varco.core.db import locked_rows, per_dialect
 from varco.invoices.models import Invoice, InvoiceTransition, Notification
 
-_LOCKED = "varco_locked_invoices"  # session.info: ids locked in the current transaction
+# The history row unless its (invoice_id, key) exists. A Core statement on the table: no ORM
+# bulk machinery, and no autoflush (the row needs nothing pending, which then goes in one UPDATE
+# with the move). RETURNING, not rowcount (-1 with psycopg here): a row back means inserted.
+_INSERT_TRANSITION = per_dialect(
+    lambda insert: (
+        insert(InvoiceTransition.__table__)
+        .on_conflict_do_nothing(index_elements=["invoice_id", "key"])
+        .returning(InvoiceTransition.__table__.c.id)
+    )
+)
+_HAS_NOTIFICATION = select(Notification.id).where(Notification.filename == bindparam("filename"))
 
 # Built once: every upload runs it, and building a five-term query costs more than running it.
 _SAME_CONTENT_IN_PROCESS = (
@@ -26,12 +37,20 @@ _SAME_CONTENT_IN_PROCESS = (
 )
 
 
-@event.listens_for(Session, "after_transaction_end")
-def _forget_locks(session: Session, transaction: SessionTransaction) -> None:
-    # End of the transaction or of a savepoint (a rollback to it may release its locks): lock
-    # again next time. Not the internal subtransactions of flush().
-    if transaction.parent is None or transaction.nested:
-        session.info.pop(_LOCKED, None)
+@cache
+def _find_statement(by_sdi_id: bool, by_filename: bool, by_direction: bool, what: str) -> Select:
+    """`find`'s query for one combination of criteria, built once. `what`: "invoice" (lazy bodies)
+    or "locked" (FOR UPDATE, reloaded)."""
+    query = select(Invoice).options(lazyload(Invoice.bodies))
+    if what == "locked":
+        query = query.with_for_update().execution_options(populate_existing=True)
+    if by_sdi_id:
+        query = query.where(Invoice.sdi_id == bindparam("sdi_id"))
+    if by_filename:
+        query = query.where(Invoice.filename == bindparam("filename"))
+    if by_direction:
+        query = query.where(Invoice.direction == bindparam("direction"))
+    return query.order_by(Invoice.id).limit(1)
 
 
 class InvoiceRepository:
@@ -50,9 +69,9 @@ class InvoiceRepository:
         # FOR UPDATE on PostgreSQL; on SQLite the transaction already holds the write lock. Once
         # per transaction: locked before, the instance in the session is current (no query).
         # Bodies are not reloaded (a transition never reads them; they load on access).
-        locked = self.session.info.setdefault(_LOCKED, set())
-        if invoice_id in locked and (invoice := self.session.get(Invoice, invoice_id)) is not None:
-            return invoice
+        locked = locked_rows(self.session, Invoice)
+        if invoice_id in locked:
+            return locked[invoice_id]
         self.session.flush()  # the reload below must not drop unflushed changes (no_autoflush)
         invoice = self.session.get(
             Invoice,
@@ -62,7 +81,7 @@ class InvoiceRepository:
             options=[lazyload(Invoice.bodies)],
         )
         if invoice is not None:
-            self.session.info.setdefault(_LOCKED, set()).add(invoice.id)
+            locked[invoice.id] = invoice
         return invoice
 
     def has_transition(self, invoice_id: int, key: str) -> bool:
@@ -73,18 +92,10 @@ class InvoiceRepository:
 
     def insert_transition(self, **values: object) -> bool:
         """The history row, unless its (invoice_id, key) exists: True if inserted (one statement)."""
-        statement = conflict_insert(self.session)(InvoiceTransition.__table__).values(**values)
-        statement = statement.on_conflict_do_nothing(index_elements=["invoice_id", "key"]).returning(
-            InvoiceTransition.__table__.c.id
-        )
-        # A Core statement on the table: no ORM bulk machinery, and no autoflush (the row needs
-        # nothing pending, which then goes in one UPDATE with the move). RETURNING, not rowcount
-        # (-1 with psycopg here): a row back means inserted.
-        return self.session.execute(statement).first() is not None
+        return self.session.execute(_INSERT_TRANSITION(self.session), values).first() is not None
 
     def has_notification(self, filename: str) -> bool:
-        query = select(Notification.id).where(Notification.filename == filename)
-        return self.session.scalar(query) is not None
+        return self.session.scalar(_HAS_NOTIFICATION, {"filename": filename}) is not None
 
     def transitions(self, invoice_id: int) -> list[InvoiceTransition]:
         query = select(InvoiceTransition).where(InvoiceTransition.invoice_id == invoice_id)
@@ -140,17 +151,22 @@ class InvoiceRepository:
         """
         if filename is not None and direction is None:
             raise ValueError("a file name identifies an invoice only with its direction")
-        query = select(Invoice).options(lazyload(Invoice.bodies))  # bodies on access only
-        if lock:  # the caller goes on to change it: get_for_update will not query it again
-            self.session.flush()  # the reload below must not drop unflushed changes (no_autoflush)
-            query = query.with_for_update().execution_options(populate_existing=True)
-        if sdi_id is not None:
-            query = query.where(Invoice.sdi_id == sdi_id)
-        if filename is not None:
-            query = query.where(Invoice.filename == filename)
-        if direction is not None:
-            query = query.where(Invoice.direction == direction)
-        invoice = self.session.scalar(query.order_by(Invoice.id).limit(1))
-        if lock and invoice is not None:
-            self.session.info.setdefault(_LOCKED, set()).add(invoice.id)
+        criteria = (sdi_id is not None, filename is not None, direction is not None)
+        params = {"sdi_id": sdi_id, "filename": filename, "direction": direction}
+        if not lock:
+            return self.session.scalar(_find_statement(*criteria, "invoice"), params)
+        # The caller goes on to change it: get_for_update will not query it again.
+        locked = locked_rows(self.session, Invoice)
+        if direction is not None:  # unique with the sdi id or the name: one locked before is current
+            for invoice in locked.values():
+                if (
+                    invoice.direction == direction
+                    and sdi_id in (None, invoice.sdi_id)
+                    and filename in (None, invoice.filename)
+                ):
+                    return invoice
+        self.session.flush()  # the reload below must not drop unflushed changes (no_autoflush)
+        invoice = self.session.scalar(_find_statement(*criteria, "locked"), params)
+        if invoice is not None:
+            locked[invoice.id] = invoice
         return invoice

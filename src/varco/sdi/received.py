@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import case, func, or_, select
+from sqlalchemy import bindparam, case, func, or_, select
 from sqlalchemy.orm import Session
 
 from varco import fatturapa
@@ -31,6 +31,19 @@ log = logging.getLogger("varco.sdi.received")
 OUTCOME_WINDOW = timedelta(days=15)  # decisions.md: esito within 15 days; DT after 15 days
 
 
+# accounts.service offers no lookup by tax identifier; this read-only query runs on the delivery
+# path of every invoice, so it is built once.
+_BY_VAT = (Account.country_code == bindparam("country")) & (Account.vat_code == bindparam("vat"))
+_BY_CODE = Account.fiscal_code == bindparam("code")
+_CODE_AS_VAT = (Account.country_code == "IT") & (Account.vat_code == bindparam("code"))
+_RECIPIENT = (
+    select(Account)
+    .where(or_(_BY_VAT, _BY_CODE, _CODE_AS_VAT))
+    .order_by(case((_BY_VAT, 0), (_BY_CODE, 1), (_CODE_AS_VAT, 2), else_=9), Account.is_disabled, Account.id)
+    .limit(1)
+)
+
+
 class NoFreeName(BadRequest):
     """No free name for a received file."""
 
@@ -49,18 +62,11 @@ def recipient_for(session: Session, client: fatturapa.Party) -> Account | None:
     A company's tax code is usually its VAT number, so a tax code also matches an account's VAT.
     Several accounts may share a number: enabled accounts first, then the oldest.
     """
-    # accounts.service offers no lookup by tax identifier; this is a read-only query (one, on
-    # the delivery path of every invoice).
-    vat = (Account.country_code == (client.country or "IT")) & (Account.vat_code == client.vat_code)
-    code = (client.fiscal_code or "").upper()
-    by_code = Account.fiscal_code == code
-    code_as_vat = (Account.country_code == "IT") & (Account.vat_code == code)
-    matches = [m for m, given in ((vat, client.vat_code), (by_code, code), (code_as_vat, code)) if given]
-    if not matches:
+    code = (client.fiscal_code or "").upper() or None
+    if not client.vat_code and not code:
         return None
-    rank = case((matches[0], 0), *((m, i) for i, m in enumerate(matches[1:], start=1)), else_=9)
-    query = select(Account).where(or_(*matches)).order_by(rank, Account.is_disabled, Account.id)
-    return session.scalar(query.limit(1))
+    params = {"country": client.country or "IT", "vat": client.vat_code or None, "code": code}
+    return session.scalar(_RECIPIENT, params)  # a missing identifier is NULL: it matches nothing
 
 
 def read(content: bytes) -> fatturapa.Report:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock
@@ -11,13 +11,15 @@ from varco.sdi.channel import CommunicationReceipt, OutcomeReceipt
 from varco.sdi.models import EsitoCommittente, SimFile
 from varco.sdi.simulator import engine, files, outcomes
 
+_FILE_OF_INVOICE = select(SimFile).where(SimFile.invoice_id == bindparam("invoice_id"))  # built once
+
 
 class SimulatorChannel:
     def send_invoice(self, session: Session, invoice: Invoice, content: bytes, clock: Clock) -> str:
         """SdIRiceviFile: the IdentificativoSdI at once; checks and outcomes follow from a job."""
         if invoice.sdi_id:
             return invoice.sdi_id
-        file = session.scalar(select(SimFile).where(SimFile.invoice_id == invoice.id))
+        file = session.scalar(_FILE_OF_INVOICE, {"invoice_id": invoice.id})
         if file is None:
             file = engine.submit(session, invoice, content, clock)
         invoice.sdi_id = files.sdi_id(file)

@@ -9,15 +9,18 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock
-from varco.core.db import conflict_insert
+from varco.core.db import conflict_insert, transaction_info
 from varco.core.errors import BadRequest
 from varco.sdi.models import SimClock
 
 _PART = re.compile(r"(\d+)([dhms])")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+_OFFSET = "sim_clock_offset"  # transaction_info: read once per transaction
+_OFFSET_SECONDS = select(SimClock.__table__.c.offset_seconds).where(SimClock.__table__.c.id == 1)
 
 
 class InvalidDuration(BadRequest):
@@ -48,8 +51,10 @@ def format_duration(delta: timedelta) -> str:
 
 
 def offset(session: Session) -> timedelta:
-    row = session.get(SimClock, 1)
-    return timedelta(seconds=row.offset_seconds if row else 0)
+    cached = transaction_info(session)
+    if _OFFSET not in cached:
+        cached[_OFFSET] = timedelta(seconds=session.scalar(_OFFSET_SECONDS) or 0)
+    return cached[_OFFSET]
 
 
 def sim_now(session: Session, clock: Clock) -> datetime:
@@ -68,6 +73,7 @@ def advance(session: Session, delta: timedelta, clock: Clock) -> datetime:
     assert row is not None
     row.offset_seconds += int(delta.total_seconds())
     session.flush()
+    transaction_info(session)[_OFFSET] = timedelta(seconds=row.offset_seconds)
     return clock.now() + timedelta(seconds=row.offset_seconds)
 
 
@@ -76,3 +82,4 @@ def reset(session: Session) -> None:
     row = session.get(SimClock, 1, with_for_update=True)
     if row is not None:
         row.offset_seconds = 0
+    transaction_info(session)[_OFFSET] = timedelta()

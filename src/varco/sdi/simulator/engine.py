@@ -54,7 +54,8 @@ def submit(session: Session, invoice: Invoice, content: bytes, clock: Clock) -> 
         format_=invoice.format,
         next_step="check",  # due at once; set before the insert (one UPDATE fewer)
     )
-    schedule(session, file, clock)
+    # A worker's service stage runs the check (and an immediate outcome) in its own transaction.
+    jobs.follow_on(session, PROCESS_JOB, key=_job_key(file), clock=clock, file_id=file.id)
     return file
 
 
@@ -64,9 +65,12 @@ def _store(session: Session, name: str, content: bytes, clock: Clock) -> int:
 
 def schedule(session: Session, file: SimFile, clock: Clock) -> None:
     """A job for the file's next step (sent after commit); the key makes it once per step."""
+    jobs.enqueue(session, PROCESS_JOB, key=_job_key(file), clock=clock, file_id=file.id)
+
+
+def _job_key(file: SimFile) -> str:
     assert file.next_step is not None and file.due_at is not None
-    key = f"sdi.sim:{file.id}:{file.next_step}:{file.due_at.isoformat()}"
-    jobs.enqueue(session, PROCESS_JOB, key=key, clock=clock, file_id=file.id)
+    return f"sdi.sim:{file.id}:{file.next_step}:{file.due_at.isoformat()}"
 
 
 @jobs.job(PROCESS_JOB)
@@ -77,7 +81,7 @@ def _process_job(session: Session, args: dict[str, Any], clock: Clock) -> None:
 
 def process(session: Session, file_id: int, clock: Clock) -> int:
     """Run every step of the file that is due in simulated time; returns how many ran."""
-    file = session.get(SimFile, file_id, with_for_update=True, populate_existing=True)
+    file = files.get_for_update(session, file_id)
     if file is None:
         return 0
     now = sim_clock.sim_now(session, clock)
@@ -102,7 +106,7 @@ def _finish(file: SimFile, at: datetime) -> None:
 
 
 def _check(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
-    report = files.run_checks(files.content_of(session, file), at)
+    report = files.run_checks(session, files.content_of(session, file), at)
     file.format = report.format or file.format
     file.facts = files.facts(report)
     scenario = scenarios.resolve(session, file.filename, file.codice_destinatario)

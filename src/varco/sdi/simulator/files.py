@@ -8,17 +8,20 @@ from datetime import datetime
 from typing import Any
 
 from lxml import etree
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session, make_transient_to_detached
 
 from varco import fatturapa
 from varco.core import blobs
 from varco.core.clock import Clock
+from varco.core.db import locked_rows
+from varco.invoices.checks import checks, receipt_day
 from varco.sdi import inbound, messages
 from varco.sdi.models import SimFile
 from varco.sdi.simulator import clock as sim_clock
 from varco.sdi.simulator import signing
 
+_INSERT_FILE = insert(SimFile.__table__).returning(SimFile.__table__.c.id)
 SDI_ID_BASE = 100_000_000  # IdentificativoSdI = base + row id: numeric, unique, up to 12 digits
 _CODE = re.compile(r"[A-Z0-9]{6,7}")
 _TYPE_INDEX = {t: i for i, t in enumerate(messages.ROOTS)}
@@ -56,39 +59,57 @@ def new_file(
     next_step: str | None = None,
 ) -> SimFile:
     now = sim_clock.sim_now(session, clock)
-    file = SimFile(
-        origin=origin,
-        invoice_id=invoice_id,
-        filename=filename,
-        format=format_,
-        codice_destinatario=codice_destinatario,
-        blob_id=blob_id,
-        sha256=hashlib.sha256(content).hexdigest(),
-        received_at=now,
-        delay_seconds=0,
-        errors=[],
-        facts={},
-        counters={},
-        next_step=next_step,
-        due_at=now if next_step else None,
-    )
+    values = {
+        "origin": origin,
+        "invoice_id": invoice_id,
+        "filename": filename,
+        "format": format_,
+        "codice_destinatario": codice_destinatario,
+        "blob_id": blob_id,
+        "sha256": hashlib.sha256(content).hexdigest(),
+        "received_at": now,
+        "next_step": next_step,
+        "due_at": now if next_step else None,
+        "outcome": None,
+        "delay_seconds": 0,
+        "errors": [],
+        "facts": {},
+        "counters": {},
+        "delivered_at": None,
+        "delivered_invoice_id": None,
+        "esito": None,
+        "finished_at": None,
+    }
+    # A Core insert (no ORM flush), then the row joins the session as loaded: its steps change it
+    # through the ORM like any file read from the database.
+    file = SimFile(id=session.execute(_INSERT_FILE, values).scalar_one(), **values)
+    make_transient_to_detached(file)
     session.add(file)
-    session.flush()
+    locked_rows(session, SimFile)[file.id] = file  # ours until commit: current
+    return file
+
+
+def get_for_update(session: Session, file_id: int) -> SimFile | None:
+    """The file locked for this transaction; read once (created or locked before: no query)."""
+    locked = locked_rows(session, SimFile)
+    if file_id in locked:
+        return locked[file_id]
+    file = session.get(SimFile, file_id, with_for_update=True, populate_existing=True)
+    if file is not None:
+        locked[file.id] = file
     return file
 
 
 def content_of(session: Session, file: SimFile) -> bytes:
-    blob = session.get(blobs.Blob, file.blob_id)
-    assert blob is not None, f"simulated file {file.id} has no content"
-    return blob.content
+    assert file.blob_id is not None, f"simulated file {file.id} has no content"
+    return blobs.content(session, file.blob_id)
 
 
-def run_checks(content: bytes, at: datetime) -> fatturapa.Report:
-    """The SDI's own checks: the extra-schema rules run even if the sender skipped them."""
-    options = fatturapa.CheckOptions(
-        received_date=at.astimezone(messages.ROME).date(), skip_extra_schema=False
-    )
-    return fatturapa.check(content, options)
+def run_checks(session: Session, content: bytes, at: datetime) -> fatturapa.Report:
+    """The SDI's own checks: the extra-schema rules run even if the sender skipped them. Shared
+    with the service's checks of the same file in this transaction (the same rules, once)."""
+    options = fatturapa.CheckOptions(received_date=receipt_day(at), skip_extra_schema=False)
+    return fatturapa.check(content, options, cache=checks(session))
 
 
 def sdi_errors(report: fatturapa.Report) -> list[dict[str, str]]:

@@ -33,7 +33,7 @@ class Injected:
 def inject(session: Session, content: bytes, clock: Clock, filename: str | None = None) -> Injected:
     """Receive a file from an outside sender and deliver it to varco (or refuse it)."""
     at = sim_clock.sim_now(session, clock)
-    report = files.run_checks(content, at)
+    report = files.run_checks(session, content, at)
     summary = report.summary
     if filename is None and summary is not None:
         filename = f"{summary.transmitter_country}{summary.transmitter_code}_{summary.progressivo_invio}.xml"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import and_, bindparam, delete, or_, select
 from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock
@@ -22,6 +22,17 @@ ESITO_OUTCOMES = ("ACCEPT", "SE")
 COMFIN_OUTCOMES = ("ES01", "ES02", "ES03")
 KINDS = ("filename", "recipient_code", "default", "comfin")
 _PRECEDENCE = {"filename": 0, "recipient_code": 1, "default": 2, "comfin": 3}
+_SCENARIO = SimScenario.__table__.c
+# The rules that may apply to one file, built once (every simulated file runs it).
+_RULES_FOR = select(
+    _SCENARIO.kind, _SCENARIO.outcome, _SCENARIO.esito_outcome, _SCENARIO.delay_seconds
+).where(
+    or_(
+        _SCENARIO.kind == "default",
+        and_(_SCENARIO.kind == "filename", _SCENARIO.value == bindparam("filename")),
+        and_(_SCENARIO.kind == "recipient_code", _SCENARIO.value == bindparam("recipient_code")),
+    )
+)
 
 
 class InvalidScenario(BadRequest):
@@ -97,15 +108,8 @@ def clear(session: Session, kind: str | None = None, value: str | None = None) -
 
 def resolve(session: Session, filename: str, recipient_code: str | None) -> Scenario:
     """The scenario for one file: the most specific rule field by field, then the built-in default."""
-    matches = [
-        SimScenario.kind == "default",
-        (SimScenario.kind == "filename") & (SimScenario.value == filename),
-    ]
-    if recipient_code:
-        matches.append((SimScenario.kind == "recipient_code") & (SimScenario.value == recipient_code))
-    rows = sorted(
-        session.scalars(select(SimScenario).where(or_(*matches))), key=lambda r: _PRECEDENCE[r.kind]
-    )
+    params = {"filename": filename, "recipient_code": recipient_code or None}
+    rows = sorted(session.execute(_RULES_FOR, params), key=lambda r: _PRECEDENCE[r.kind])
     outcome = next((r for r in rows if r.outcome), None)
     esito = next((r.esito_outcome for r in rows if r.esito_outcome), None)
     return Scenario(

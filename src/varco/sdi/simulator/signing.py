@@ -18,7 +18,9 @@ from varco.core.db import conflict_insert
 from varco.sdi.models import SimKey
 
 _C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
-_cache: dict[str, tuple[rsa.RSAPrivateKey, bytes]] = {}  # database URL -> (key, certificate PEM)
+# database URL -> (key, certificate PEM, the certificate parsed: signxml then does not reparse it)
+_Identity = tuple[rsa.RSAPrivateKey, bytes, x509.Certificate]
+_cache: dict[str, _Identity] = {}
 _lock = threading.Lock()
 
 
@@ -48,7 +50,7 @@ def _generate(clock: Clock) -> tuple[str, str]:
     return key_pem.decode(), certificate.public_bytes(serialization.Encoding.PEM).decode()
 
 
-def _identity(session: Session, clock: Clock) -> tuple[rsa.RSAPrivateKey, bytes]:
+def _identity(session: Session, clock: Clock) -> _Identity:
     url = str(session.get_bind().url)
     with _lock:
         if url in _cache:
@@ -68,7 +70,8 @@ def _identity(session: Session, clock: Clock) -> tuple[rsa.RSAPrivateKey, bytes]
     assert row is not None
     key = serialization.load_pem_private_key(row.key_pem.encode(), password=None)
     assert isinstance(key, rsa.RSAPrivateKey)
-    identity = (key, row.cert_pem.encode())
+    cert_pem = row.cert_pem.encode()
+    identity = (key, cert_pem, x509.load_pem_x509_certificate(cert_pem))
     if stored:  # a key inserted by this transaction may still roll back: cache it next time
         with _lock:
             _cache[url] = identity
@@ -77,14 +80,14 @@ def _identity(session: Session, clock: Clock) -> tuple[rsa.RSAPrivateKey, bytes]
 
 def sign(session: Session, root: etree._Element, clock: Clock) -> etree._Element:
     """Enveloped XML-DSig: the ds:Signature becomes the last child, where MessaggiTypes wants it."""
-    key, cert_pem = _identity(session, clock)
+    key, _, certificate = _identity(session, clock)
     signer = XMLSigner(
         method=methods.enveloped,
         signature_algorithm="rsa-sha256",
         digest_algorithm="sha256",
         c14n_algorithm=_C14N,
     )
-    return signer.sign(root, key=key, cert=cert_pem)
+    return signer.sign(root, key=key, cert=[certificate])
 
 
 def certificate_pem(session: Session, clock: Clock) -> bytes:

@@ -1,0 +1,32 @@
+"""The file checks of one transaction: each file checked once per set of options.
+
+The service's asynchronous stage and the SDI simulator, when it runs in the same transaction (a
+follow-on of the stage, core/jobs.py), check the same bytes; the second check reads the first's
+report instead of parsing and validating the file again.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.orm import Session
+
+from varco import fatturapa
+from varco.core.db import transaction_info
+
+ROME = ZoneInfo("Europe/Rome")
+_KEY = "fatturapa_checks"
+
+
+def checks(session: Session) -> fatturapa.CheckCache:
+    """This transaction's checks (the reports are shared: read them, never change them)."""
+    info = transaction_info(session)
+    if _KEY not in info:
+        info[_KEY] = fatturapa.CheckCache()
+    return info[_KEY]
+
+
+def receipt_day(at: datetime) -> date:
+    """The SDI's receipt day (00403 and the other dated rules): the day in Italy."""
+    return at.astimezone(ROME).date()
