@@ -242,3 +242,28 @@ def test_concurrent_workers_keep_each_invoice_in_order_and_send_each_event_once(
     assert sorted(got) == sorted(i for lane in ids.values() for i in lane)  # each once
     for lane in ids.values():
         assert [i for i in got if i in lane] == lane  # in order within the invoice
+
+
+def test_endpoints_changed_in_a_transaction_decide_its_later_events(client):
+    """Receivers are read once per transaction and account, but an endpoint registered or
+    deleted in the same transaction counts for the events recorded after it."""
+    from varco.callbacks import service as callbacks
+    from varco.callbacks.models import CallbackDelivery
+    from varco.events import service as events
+    from varco.settings import get_settings
+
+    account, _ = user(client)
+    clock = current_clock()
+
+    def record(session, name: str) -> int:  # noqa: ANN001
+        payload = {"invoiceId": 1, "filename": name, "idSdi": None, "status": 3}
+        event = events.record(session, account.id, "updateInvoiceStatus", payload, clock.now(), subject=name)
+        return len(session.query(CallbackDelivery).filter_by(event_id=event.id).all())
+
+    with unit_of_work() as session:
+        assert record(session, "IT05555550028_C0001.xml") == 0  # no endpoint yet
+        new = callbacks.NewCallback(url="https://example.com/hook")
+        endpoint, _ = callbacks.register(session, account, new, get_settings(), clock)
+        assert record(session, "IT05555550028_C0002.xml") == 1
+        callbacks.delete(session, account, endpoint.id, clock)
+        assert record(session, "IT05555550028_C0003.xml") == 0

@@ -11,7 +11,7 @@ from tests.factories import unique_name
 from varco.accounts import service
 from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
-from varco.core.jobs import enqueue, job, reconcile, run_job
+from varco.core.jobs import enqueue, follow_on, job, reconcile, run_job
 from varco.core.models import JobRow
 from varco.settings import get_settings
 
@@ -122,3 +122,67 @@ def test_delayed_job_waits_for_the_clock(db, clock, queue):
     with unit_of_work() as session:
         assert session.scalar(select(JobRow.attempts).where(JobRow.id == row.id)) == 1
     assert current_clock() is clock
+
+
+# -- follow-ons: work that continues a job in its transaction --------------------------------
+
+FAIL_FOLLOW_ON: list[bool] = []
+
+
+@job("tests.then_follow_on")
+def _then_follow_on(session, args, clock):
+    """Creates one account, then hands the second to a follow-on."""
+    _create_account(session, {"username": args["first"]}, clock)
+    follow_on(
+        session, "tests.follow_on", key=f"follow:{args['second']}", clock=clock, username=args["second"]
+    )
+
+
+@job("tests.follow_on")
+def _follow_on(session, args, clock):
+    if FAIL_FOLLOW_ON:
+        FAIL_FOLLOW_ON.pop()
+        raise RuntimeError("follow-on failed")
+    _create_account(session, args, clock)
+
+
+def _jobs_named(name: str) -> list[JobRow]:
+    with unit_of_work() as session:
+        return list(session.scalars(select(JobRow).where(JobRow.name == name)))
+
+
+def test_a_follow_on_runs_in_the_job_s_transaction_without_a_job_row(db, clock, queue):
+    first, second = unique_name(), unique_name()
+    with unit_of_work() as session:
+        row = enqueue(session, "tests.then_follow_on", first=first, second=second)
+    assert queue.drain() == 1  # one wake-up ran both
+    assert _status(row.id) == "done"
+    assert _account_exists(first) and _account_exists(second)
+    assert not [j for j in _jobs_named("tests.follow_on") if j.key == f"follow:{second}"]
+
+
+def test_a_follow_on_outside_a_worker_is_an_ordinary_job(db, clock, queue):
+    name = unique_name()
+    with unit_of_work() as session:
+        follow_on(session, "tests.follow_on", key=f"follow:{name}", clock=clock, username=name)
+    assert not _account_exists(name)  # not run in the caller's transaction
+    [row] = [j for j in _jobs_named("tests.follow_on") if j.key == f"follow:{name}"]
+    queue.drain()
+    assert _status(row.id) == "done" and _account_exists(name)
+
+
+def test_a_failing_follow_on_undoes_the_first_attempt_and_runs_alone_on_the_retry(db, clock, queue):
+    first, second = unique_name(), unique_name()
+    with unit_of_work() as session:
+        row = enqueue(session, "tests.then_follow_on", first=first, second=second)
+    FAIL_FOLLOW_ON[:] = [True]
+    queue.drain()
+    assert _status(row.id) == "pending"  # the whole first attempt rolled back
+    assert not _account_exists(first) and not _account_exists(second)
+    clock.advance(get_settings().stale_job_after + timedelta(seconds=1))
+    reconcile()
+    queue.drain()  # the retry commits its own work and queues the follow-on as a job of its own
+    assert _status(row.id) == "done" and _account_exists(first)
+    [follow] = [j for j in _jobs_named("tests.follow_on") if j.key == f"follow:{second}"]
+    queue.drain()
+    assert _status(follow.id) == "done" and _account_exists(second)

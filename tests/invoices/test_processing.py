@@ -144,6 +144,39 @@ def test_valid_invoice_is_sent_then_delivered(client, queue):
     assert _sim_files(invoice.id) == 1
 
 
+def test_a_worker_runs_the_simulated_sdi_in_the_same_job(client, queue):
+    """The SDI's check and an immediate outcome follow the hand-off in the stage's transaction:
+    one job, one commit, and still both moves in the history and in the event feed."""
+    from varco.events.models import Event
+    from varco.sdi.models import SimFile
+
+    account = make_account(vat_code=SUPPLIER_VAT)
+    upload(client, sign_in(client, account.username), invoice_xml())
+    assert queue.drain() == 1
+    invoice = only_invoice(account.id)
+    assert invoice.state == InvoiceState.CONSEGNATA and invoice.delivered_at is not None
+    with unit_of_work() as session:
+        history = session.scalars(
+            select(InvoiceTransition.to_state)
+            .where(InvoiceTransition.invoice_id == invoice.id)
+            .order_by(InvoiceTransition.id)
+        ).all()
+        statuses = [
+            e.payload["status"]
+            for e in session.scalars(
+                select(Event).where(Event.subject == invoice.filename).order_by(Event.id)
+            )
+            if e.type == "updateInvoiceStatus"
+        ]
+        file_id = session.scalar(select(SimFile.id).where(SimFile.invoice_id == invoice.id))
+        simulator_jobs = session.scalars(
+            select(JobRow.key).where(JobRow.key.like(f"sdi.sim:{file_id}:%"))
+        ).all()
+    assert history == [1, 3, 7]
+    assert statuses == [3, 7]
+    assert simulator_jobs == []  # no job row: the follow-on ran in the stage's job
+
+
 def test_skip_extra_schema_sends_a_file_the_service_would_refuse(client, queue):
     account = make_account(vat_code=SUPPLIER_VAT)
     data = (VARIANTS / "00400_line_without_natura.xml").read_bytes()

@@ -1,0 +1,47 @@
+"""CheckCache: one file checked once per set of options, its shared reports never changed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+
+from tests.invoices.support import invoice_xml
+from varco.fatturapa import CheckCache, CheckOptions, check
+
+VARIANTS = Path(__file__).resolve().parent / "cases" / "variants"
+OPTIONS = CheckOptions(received_date=date(2026, 11, 23))
+
+
+def _codes(report) -> list[str]:  # noqa: ANN001
+    return sorted(f.code for f in report.errors)
+
+
+def test_the_same_bytes_and_options_are_checked_once(samples_dir):
+    data = (samples_dir / "IT01234567890_FPR02.xml").read_bytes()
+    cache = CheckCache()
+    first = cache.sync(data, OPTIONS)
+    # max_bytes only matters when the file is over it: a check with another limit reads the same report
+    assert cache.sync(data, replace(OPTIONS, max_bytes=len(data) + 1)) is first
+    assert cache.sync(data, replace(OPTIONS, skip_extra_schema=True)) is not first
+    assert cache.async_(first, OPTIONS) == cache.async_(first, OPTIONS)
+
+
+def test_cached_checks_find_what_uncached_ones_find_and_change_no_shared_report():
+    data = (VARIANTS / "00400_line_without_natura.xml").read_bytes()
+    cache = CheckCache()
+    expected = _codes(check(data, OPTIONS))
+    assert expected == ["00400"]
+    for _ in range(2):
+        report = check(data, OPTIONS, cache=cache)
+        assert _codes(report) == expected and not report.accepted
+    shared = cache.sync(data, OPTIONS)
+    assert shared.accepted and shared.errors == []  # the synchronous stage alone passed it
+
+
+def test_a_file_over_the_limit_is_refused_not_cached():
+    data = invoice_xml()
+    cache = CheckCache()
+    small = replace(OPTIONS, max_bytes=100)
+    assert [f.code for f in cache.sync(data, small).errors] == ["0033"]
+    assert cache.sync(data, OPTIONS).accepted
