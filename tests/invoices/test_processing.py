@@ -26,6 +26,18 @@ def only_invoice(account_id: int) -> Invoice:
     return invoice
 
 
+def history(invoice_id: int) -> list[int]:
+    """The states the invoice went through, in order."""
+    with unit_of_work() as session:
+        return list(
+            session.scalars(
+                select(InvoiceTransition.to_state)
+                .where(InvoiceTransition.invoice_id == invoice_id)
+                .order_by(InvoiceTransition.id)
+            )
+        )
+
+
 def test_extra_schema_failure_ends_in_processing_error_with_fatrsm212(client, queue):
     account = make_account(vat_code=SUPPLIER_VAT)
     data = (VARIANTS / "00400_line_without_natura.xml").read_bytes()
@@ -87,13 +99,7 @@ def test_processing_twice_changes_nothing(client, queue):
             update(JobRow).where(JobRow.id == job.id).values(status="pending")
         )  # a re-delivered job
     assert run_job(job.id) == "done"
-    with unit_of_work() as session:
-        history = session.scalars(
-            select(InvoiceTransition.to_state)
-            .where(InvoiceTransition.invoice_id == invoice.id)
-            .order_by(InvoiceTransition.id)
-        ).all()
-    assert history == [1, 2]
+    assert history(invoice.id) == [1, 2]
 
 
 def test_invoice_stuck_in_state_1_is_resumed(client, queue, clock):
@@ -134,13 +140,7 @@ def test_valid_invoice_is_sent_then_delivered(client, queue):
     invoice = only_invoice(account.id)
     assert invoice.sdi_id and invoice.sdi_errors == []
     assert invoice.state in (InvoiceState.INVIATA, InvoiceState.CONSEGNATA)
-    with unit_of_work() as session:
-        history = session.scalars(
-            select(InvoiceTransition.to_state)
-            .where(InvoiceTransition.invoice_id == invoice.id)
-            .order_by(InvoiceTransition.id)
-        ).all()
-    assert history[:2] == [1, 3]
+    assert history(invoice.id)[:2] == [1, 3]
     assert _sim_files(invoice.id) == 1
 
 
@@ -156,11 +156,6 @@ def test_a_worker_runs_the_simulated_sdi_in_the_same_job(client, queue):
     invoice = only_invoice(account.id)
     assert invoice.state == InvoiceState.CONSEGNATA and invoice.delivered_at is not None
     with unit_of_work() as session:
-        history = session.scalars(
-            select(InvoiceTransition.to_state)
-            .where(InvoiceTransition.invoice_id == invoice.id)
-            .order_by(InvoiceTransition.id)
-        ).all()
         statuses = [
             e.payload["status"]
             for e in session.scalars(
@@ -172,7 +167,7 @@ def test_a_worker_runs_the_simulated_sdi_in_the_same_job(client, queue):
         simulator_jobs = session.scalars(
             select(JobRow.key).where(JobRow.key.like(f"sdi.sim:{file_id}:%"))
         ).all()
-    assert history == [1, 3, 7]
+    assert history(invoice.id) == [1, 3, 7]
     assert statuses == [3, 7]
     assert simulator_jobs == []  # no job row: the follow-on ran in the stage's job
 
