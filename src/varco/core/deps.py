@@ -2,22 +2,47 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from varco.core.clock import Clock, current_clock
-from varco.core.db import unit_of_work
+from varco.core.db import get_database
 from varco.settings import Settings, get_settings
 
 
-def _session() -> Iterator[Session]:
+async def _session() -> AsyncIterator[Session]:
     # scope="function": the commit happens before the response is sent, so a failing
     # commit is an error answer, never a success that was not stored.
-    with unit_of_work() as session:
+    # async: opening a session does no I/O, nor does closing one without a transaction (an
+    # endpoint that committed itself): only a commit or rollback takes a threadpool hop.
+    session = get_database().sessions()
+    try:
         yield session
+    except BaseException:
+        await run_in_threadpool(_end, session, commit=False)
+        raise
+    if session.in_transaction():
+        await run_in_threadpool(_end, session, commit=True)
+    else:
+        session.close()
+
+
+def _end(session: Session, *, commit: bool) -> None:
+    """What `unit_of_work` does on leaving: commit (rolled back if that fails) or roll back."""
+    try:
+        if commit:
+            session.commit()
+        else:
+            session.rollback()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
 
 
 # async: FastAPI runs a plain function dependency in the threadpool, a hop per request for a global read.
