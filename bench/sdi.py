@@ -9,7 +9,8 @@ this thread, what one huey worker thread does) runs every job until the queue is
   simulated SDI (checks, signed RC, 3 → 7), which a worker runs as a follow-on in the stage's
   transaction (core/jobs.py);
 - "3 → 7": the simulated SDI alone, on invoices already sent;
-- "3 → 8 (PA)": FPA12 files, RC then NE EC01 (two signed messages, two transitions).
+- "3 → 8 (PA)": FPA12 files, RC then NE EC01 (two signed messages, two transitions);
+- "1 → 8 (PA)": the same from state 1, service stage included.
 """
 
 from __future__ import annotations
@@ -128,6 +129,9 @@ def main() -> None:
     accept("FPA12.xml", n)
     _drain_only(queue, "invoices.process")
     timed("3 → 8 (FPA12, SDI only)", queue.drain, InvoiceState.ACCETTATA, n)
+
+    accept("FPA12.xml", n)
+    timed("1 → 8 (FPA12)", queue.drain, InvoiceState.ACCETTATA, 2 * n)
 
 
 def _cpu_floor(clock) -> tuple[float, float]:  # noqa: ANN001

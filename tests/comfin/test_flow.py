@@ -9,10 +9,14 @@ import zipfile
 
 import pytest
 from lxml import etree
+from sqlalchemy import select
 
 from tests.comfin.support import SUPPLIER_VAT, b64, df_xml, li_xml, sign, zip_of
 from tests.factories import bearer, make_account, sign_in
 from varco.comfin import schema
+from varco.comfin.models import ComfinRequest
+from varco.core.blobs import Blob
+from varco.core.db import unit_of_work
 
 
 def send(client, token, kind: str, data: bytes, user_id: str | None = None):  # noqa: ANN001, ANN201
@@ -38,6 +42,13 @@ def test_signed_communication_is_sent_answered_and_preserved(client, queue, pkcs
     assert pending["fileName"].startswith(f"IT{SUPPLIER_VAT}_{kind}_") and pending["fileName"].endswith(
         ".xml"
     )
+    with unit_of_work() as session:  # the stored file carries the request's name, not a placeholder
+        blob_name = session.scalar(
+            select(Blob.name)
+            .join(ComfinRequest, ComfinRequest.blob_id == Blob.id)
+            .where(ComfinRequest.request_id == request_id)
+        )
+    assert blob_name == pending["fileName"]
 
     queue.drain()
     info = client.get(f"/api/v2/comfin/{request_id}", headers=bearer(token)).json()

@@ -126,7 +126,7 @@ def test_delayed_job_waits_for_the_clock(db, clock, queue):
 
 # -- follow-ons: work that continues a job in its transaction --------------------------------
 
-FAIL_FOLLOW_ON: list[bool] = []
+FAIL_FOLLOW_ON: list[BaseException] = []  # raised, one per run, by the next follow-ons
 
 
 @job("tests.then_follow_on")
@@ -141,8 +141,7 @@ def _then_follow_on(session, args, clock):
 @job("tests.follow_on")
 def _follow_on(session, args, clock):
     if FAIL_FOLLOW_ON:
-        FAIL_FOLLOW_ON.pop()
-        raise RuntimeError("follow-on failed")
+        raise FAIL_FOLLOW_ON.pop()
     _create_account(session, args, clock)
 
 
@@ -171,18 +170,35 @@ def test_a_follow_on_outside_a_worker_is_an_ordinary_job(db, clock, queue):
     assert _status(row.id) == "done" and _account_exists(name)
 
 
-def test_a_failing_follow_on_undoes_the_first_attempt_and_runs_alone_on_the_retry(db, clock, queue):
+def test_a_failing_follow_on_undoes_the_first_attempt_and_the_job_is_retried_at_once(db, clock, queue):
     first, second = unique_name(), unique_name()
     with unit_of_work() as session:
         row = enqueue(session, "tests.then_follow_on", first=first, second=second)
-    FAIL_FOLLOW_ON[:] = [True]
+    FAIL_FOLLOW_ON[:] = [RuntimeError("follow-on failed")]
+    # One drain, no clock move: the failed first attempt rolled back and woke the job again; the
+    # retry committed the job's own work and queued the follow-on, which then ran as a job.
     queue.drain()
-    assert _status(row.id) == "pending"  # the whole first attempt rolled back
-    assert not _account_exists(first) and not _account_exists(second)
-    clock.advance(get_settings().stale_job_after + timedelta(seconds=1))
-    reconcile()
-    queue.drain()  # the retry commits its own work and queues the follow-on as a job of its own
-    assert _status(row.id) == "done" and _account_exists(first)
+    with unit_of_work() as session:
+        stored = session.get(JobRow, row.id)
+        assert (stored.status, stored.attempts) == ("done", 2)
+        assert "follow-on tests.follow_on failed: RuntimeError" in stored.last_error
+    assert _account_exists(first) and _account_exists(second)
     [follow] = [j for j in _jobs_named("tests.follow_on") if j.key == f"follow:{second}"]
-    queue.drain()
-    assert _status(follow.id) == "done" and _account_exists(second)
+    assert follow.status == "done"
+
+
+def test_a_follow_on_that_kills_its_worker_runs_as_a_job_after_the_reconciler(db, clock, queue):
+    first, second = unique_name(), unique_name()
+    with unit_of_work() as session:
+        row = enqueue(session, "tests.then_follow_on", first=first, second=second)
+    FAIL_FOLLOW_ON[:] = [SystemExit("worker killed")]  # not an Exception: nothing records it
+    with pytest.raises(SystemExit):
+        run_job(row.id)
+    assert _status(row.id) == "pending" and not _account_exists(first)
+    queue.flush()  # the dead worker's wake-up is gone
+    clock.advance(get_settings().stale_job_after + timedelta(seconds=1))
+    assert row.id in reconcile()
+    queue.drain()  # re-sent: a retry, so the follow-on goes to a job of its own
+    assert _status(row.id) == "done" and _account_exists(first) and _account_exists(second)
+    [follow] = [j for j in _jobs_named("tests.follow_on") if j.key == f"follow:{second}"]
+    assert follow.status == "done"

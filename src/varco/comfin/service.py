@@ -77,7 +77,7 @@ def create(
     repo = ComfinRepository(session)
     repo.add(request)
     request.file_name = file_name(tax_code, kind, request.id, data.is_zip)
-    blob.name = request.file_name
+    blobs.rename(session, blob.id, request.file_name)
     for _ in data.communications:  # §8.4/§8.5: every communication counts like an invoice
         usage.charge(session, payer, clock)
     jobs.enqueue(

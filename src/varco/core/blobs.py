@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, bindparam, insert, select
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, bindparam, insert, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from varco.core.db import Base, UTCDateTime, per_dialect, transaction_info
@@ -68,6 +68,12 @@ def store(session: Session, name: str, content: bytes, account_id: int | None, n
     if account_id is not None:
         session.execute(_ADD_USAGE(session), {"account_id": account_id, "bytes": len(content)})
     return blob
+
+
+def rename(session: Session, blob_id: int, name: str) -> None:
+    """Give a stored file the name known only after its owner row exists (the Blob that `store`
+    returned is not in the session: changing it writes nothing)."""
+    session.execute(update(Blob.__table__).where(Blob.__table__.c.id == blob_id).values(name=name))
 
 
 def content(session: Session, blob_id: int) -> bytes:

@@ -36,7 +36,15 @@ _JOBS = JobRow.__table__
 _ID_BY_KEY = select(_JOBS.c.id).where(_JOBS.c.key == bindparam("key"))
 _INSERT = insert(_JOBS).returning(_JOBS.c.id)
 _CLAIM = (
-    select(_JOBS.c.name, _JOBS.c.args, _JOBS.c.status, _JOBS.c.attempts, _JOBS.c.run_after)
+    select(
+        _JOBS.c.name,
+        _JOBS.c.args,
+        _JOBS.c.status,
+        _JOBS.c.attempts,
+        _JOBS.c.run_after,
+        _JOBS.c.created_at,
+        _JOBS.c.sent_at,
+    )
     .where(_JOBS.c.id == bindparam("job_id"))
     .with_for_update()
 )
@@ -98,9 +106,13 @@ def enqueue(
 def follow_on(session: Session, name: str, *, key: str, clock: Clock, **args: Any) -> None:
     """Work that continues the running job: on a job's first attempt the worker runs it right after
     the job's handler, in the same transaction (no job row, no wake-up, one commit for both);
-    anywhere else (a request, the CLI, a retried job) it is enqueued as a job of its own. If it
-    fails, the whole first attempt rolls back; the retry then commits the job's own work alone.
-    The handler must be idempotent, as every job's is."""
+    anywhere else (a request, the CLI, a retried job) it is enqueued as a job of its own.
+
+    If it raises, the whole first attempt rolls back and the job is woken again at once; that
+    retry commits the job's own work alone and queues the follow-on as a job. A worker killed
+    during the attempt leaves the job to the reconciler, whose re-send also makes it a retry, so
+    a follow-on that kills its worker never holds the job back twice. The handler must be
+    idempotent, as every job's is."""
     if name not in HANDLERS:
         raise KeyError(f"unknown job {name!r}")
     if session.info.get(_RUNNING_KEY) == "first attempt":
@@ -109,10 +121,17 @@ def follow_on(session: Session, name: str, *, key: str, clock: Clock, **args: An
         enqueue(session, name, key=key, clock=clock, **args)
 
 
+class FollowOnFailed(Exception):
+    """A follow-on raised: the job is retried at once, without running it in its transaction."""
+
+
 def _run_follow_ons(session: Session, clock: Clock) -> None:
     while pending := session.info.pop(_FOLLOW_ON_KEY, None):
         for name, args in pending:
-            HANDLERS[name](session, dict(args), clock)
+            try:
+                HANDLERS[name](session, dict(args), clock)
+            except Exception as exc:
+                raise FollowOnFailed(f"follow-on {name} failed: {type(exc).__name__}: {exc}") from exc
 
 
 @event.listens_for(Session, "after_commit")
@@ -139,7 +158,9 @@ def run_job(job_id: int) -> str:
                 return row.status if row else "missing"
             if row.run_after > clock.now():
                 return "pending"  # not due: the reconciler sends it again when it is
-            session.info[_RUNNING_KEY] = "first attempt" if row.attempts == 0 else "retry"
+            # A first attempt never failed nor was re-sent by the reconciler (e.g. after a crash).
+            first = row.attempts == 0 and row.sent_at == row.created_at
+            session.info[_RUNNING_KEY] = "first attempt" if first else "retry"
             HANDLERS[row.name](session, dict(row.args), clock)
             _run_follow_ons(session, clock)
             session.execute(_DONE, {"job_id": job_id, "now": clock.now()})
@@ -154,6 +175,8 @@ def run_job(job_id: int) -> str:
             row.last_error = f"{type(exc).__name__}: {exc}"[:2000]
             if row.attempts >= MAX_ATTEMPTS:
                 row.status, row.finished_at = "failed", clock.now()
+            elif isinstance(exc, FollowOnFailed):  # the retry, without it, may well succeed: now
+                session.info.setdefault(_PENDING_KEY, []).append(job_id)
             return row.status
 
 

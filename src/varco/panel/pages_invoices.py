@@ -15,6 +15,7 @@ from varco.accounts import service as accounts
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import VarcoError
 from varco.invoices import upload as uploads
+from varco.invoices.checks import receipt_day
 from varco.invoices.models import Invoice
 from varco.limits import annual
 from varco.panel import reads
@@ -148,7 +149,7 @@ def _error_hints(session: SessionDep, invoice: Invoice, errors: list[SdiError]) 
     """
     if not errors:
         return []
-    day = (invoice.sdi_received_at or invoice.created_at).date()
+    day = receipt_day(invoice.sdi_received_at or invoice.created_at)
     content = reads.stored_file(session, invoice)
     options = fatturapa.CheckOptions(received_date=day, max_bytes=len(content) + 1)
     findings = [f for f in fatturapa.check(content, options).errors if f.hint]
@@ -276,7 +277,7 @@ def upload(
             fatturapa.CheckOptions(
                 transmitter_id=settings.transmitter_id,
                 max_bytes=settings.max_upload_bytes,
-                received_date=clock.now().date(),
+                received_date=receipt_day(clock.now()),
             ),
         )
         outcome["findings"] = report.errors
