@@ -1,4 +1,4 @@
-"""The panel in a real browser (Playwright + Debian chromium); screenshots go to docs/screenshots."""
+"""The panel in a real browser (Playwright + Debian chromium); screenshots: tests/panel/conftest.py."""
 
 from __future__ import annotations
 
