@@ -6,10 +6,10 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, bindparam, insert, select, update
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, bindparam, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from varco.core.db import Base, UTCDateTime, per_dialect, transaction_info
+from varco.core.db import Base, UTCDateTime, append_row, per_dialect, transaction_info
 
 
 class Blob(Base):
@@ -36,7 +36,6 @@ class StorageUsage(Base):
 
 
 # Built once: every upload and every SDI message stores a file.
-_INSERT = insert(Blob.__table__).returning(Blob.__table__.c.id)
 _CONTENT = select(Blob.__table__.c.content).where(Blob.__table__.c.id == bindparam("id"))
 _CONTENTS = "blob_contents"  # transaction_info: contents read in this transaction, by id
 
@@ -55,7 +54,7 @@ _ADD_USAGE = per_dialect(_add_usage)
 def store(session: Session, name: str, content: bytes, account_id: int | None, now: datetime) -> Blob:
     """Store a file; its size counts against `account_id`'s space in the same transaction.
 
-    Core inserts (no ORM flush); the Blob returned is not in the session: read it, never add it."""
+    No ORM flush (`append_row`): the Blob returned is not in the session (`rename` changes its name)."""
     values = {
         "account_id": account_id,
         "name": name,
@@ -64,7 +63,7 @@ def store(session: Session, name: str, content: bytes, account_id: int | None, n
         "content": content,
         "created_at": now,
     }
-    blob = Blob(id=session.execute(_INSERT, values).scalar_one(), **values)
+    blob = append_row(session, Blob, values)
     if account_id is not None:
         session.execute(_ADD_USAGE(session), {"account_id": account_id, "bytes": len(content)})
     return blob

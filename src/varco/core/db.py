@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import DateTime, Engine, MetaData, create_engine, event
+from sqlalchemy import DateTime, Engine, Insert, MetaData, Table, create_engine, event, insert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import DeclarativeBase, Session, SessionTransaction, sessionmaker
@@ -128,6 +128,34 @@ def locked_rows(session: Session, model: type[T]) -> dict[int, T]:
     current in the session, by id: read again, they need no query. Held here, so the session's
     weak identity map keeps them until the end of the transaction."""
     return transaction_info(session).setdefault(f"locked:{model.__name__}", {})
+
+
+def get_for_update(session: Session, model: type[T], row_id: int, *options: Any) -> T | None:
+    """The row locked for this transaction (FOR UPDATE on PostgreSQL; on SQLite the transaction
+    holds the write lock), read once: locked or inserted before in it, no query."""
+    locked = locked_rows(session, model)
+    if row_id in locked:
+        return locked[row_id]
+    session.flush()  # the reload below must not drop unflushed changes (no_autoflush blocks)
+    row = session.get(
+        model, row_id, with_for_update=True, populate_existing=True, options=list(options) or None
+    )
+    if row is not None:
+        locked[row_id] = row
+    return row
+
+
+_APPEND: dict[Table, Insert] = {}
+
+
+def append_row(session: Session, model: type[T], values: dict[str, Any]) -> T:
+    """Insert a row that a hot path only appends (events, files, job rows...) with a Core `INSERT …
+    RETURNING id`, built once per table: no ORM flush (~35 µs here, against ~125 µs). The object
+    returned is built from `values` and is NOT in the session: read it, never add or change it."""
+    table = model.__table__  # type: ignore[attr-defined]
+    if table not in _APPEND:
+        _APPEND[table] = insert(table).returning(table.c.id)
+    return model(id=session.execute(_APPEND[table], values).scalar_one(), **values)
 
 
 @event.listens_for(Session, "after_transaction_end")

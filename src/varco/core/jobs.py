@@ -16,11 +16,11 @@ from typing import Any
 
 from huey import Huey, MemoryHuey, RedisHuey, crontab
 from huey.storage import SqliteStorage
-from sqlalchemy import bindparam, event, insert, or_, select, update
+from sqlalchemy import bindparam, event, or_, select, update
 from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock, current_clock
-from varco.core.db import unit_of_work
+from varco.core.db import append_row, unit_of_work
 from varco.core.models import JobRow
 
 log = logging.getLogger("varco.jobs")
@@ -34,7 +34,6 @@ _FOLLOW_ON_KEY = "varco_follow_on_jobs"
 # Core statements built once: every upload and every job runs them.
 _JOBS = JobRow.__table__
 _ID_BY_KEY = select(_JOBS.c.id).where(_JOBS.c.key == bindparam("key"))
-_INSERT = insert(_JOBS).returning(_JOBS.c.id)
 _CLAIM = (
     select(
         _JOBS.c.name,
@@ -76,8 +75,8 @@ def enqueue(
 ) -> JobRow:
     """Add a job row in this transaction; its wake-up is sent after commit.
 
-    A new row goes in with a Core insert (no ORM flush): the JobRow returned is then not in the
-    session (read it, never add it). A key seen before returns that job's row."""
+    A new row goes in with `append_row` (the JobRow returned is not in the session); a key seen
+    before returns that job's row."""
     if name not in HANDLERS:
         raise KeyError(f"unknown job {name!r}")
     if key is not None:
@@ -97,7 +96,7 @@ def enqueue(
         "run_after": now + (delay or timedelta()),
         "finished_at": None,
     }
-    row = JobRow(id=session.execute(_INSERT, values).scalar_one(), **values)
+    row = append_row(session, JobRow, values)
     if delay is None:
         session.info.setdefault(_PENDING_KEY, []).append(row.id)
     return row

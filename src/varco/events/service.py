@@ -6,10 +6,11 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, text
+from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from varco.core.db import append_row
 from varco.core.errors import ServiceUnavailable
 from varco.events.models import Event
 from varco.events.repository import EventRepository
@@ -19,7 +20,6 @@ from varco.settings import get_settings
 # it shared from their first event to their commit; a feed read takes it exclusively, so it never
 # runs while an event with a smaller id is still uncommitted. SQLite serialises writers anyway.
 FEED_LOCK = 0x7661_7263_6F_6576  # "varco ev"
-_INSERT = insert(Event.__table__).returning(Event.__table__.c.id)
 
 
 def record(
@@ -40,9 +40,8 @@ def record(
         "occurred_at": now,
         "payload": {"eventId": uuid.uuid4().hex, "type": type_, **payload},
     }
-    # A Core insert (events are append-only): the id — the feed cursor, what deliveries point at —
-    # without an ORM flush. The Event returned is not in the session: read it, never add it.
-    event = Event(id=session.execute(_INSERT, values).scalar_one(), **values)
+    # Append-only: the id (the feed cursor, what deliveries point at) without an ORM flush.
+    event = append_row(session, Event, values)
     from varco.callbacks import delivery  # the outbox: deliveries are created in this transaction
 
     delivery.fan_out(session, event)

@@ -6,18 +6,17 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from varco.core import blobs
 from varco.core.clock import Clock
+from varco.core.db import append_row
 from varco.events import service as events
 from varco.invoices.models import Invoice, InvoiceTransition, Notification
 from varco.invoices.repository import InvoiceRepository
 from varco.invoices.states import IllegalTransition, InvoiceEvent, InvoiceState, next_state
 
 log = logging.getLogger("varco.invoices")
-_INSERT_NOTIFICATION = insert(Notification.__table__).returning(Notification.__table__.c.id)
 
 
 def apply_event(
@@ -140,8 +139,7 @@ def add_notification(
         "notification_date": notification_date or now,
         "created_at": now,
     }
-    # A Core insert (no ORM flush); the Notification returned is not in the session: read it only.
-    return Notification(id=session.execute(_INSERT_NOTIFICATION, values).scalar_one(), **values)
+    return append_row(session, Notification, values)
 
 
 def safe_apply(

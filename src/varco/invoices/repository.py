@@ -8,7 +8,7 @@ from functools import cache
 from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.orm import Session, lazyload
 
-from varco.core.db import locked_rows, per_dialect
+from varco.core.db import get_for_update, locked_rows, per_dialect
 from varco.invoices.models import Invoice, InvoiceTransition, Notification
 
 # The history row unless its (invoice_id, key) exists. A Core statement on the table: no ORM
@@ -21,6 +21,7 @@ _INSERT_TRANSITION = per_dialect(
         .returning(InvoiceTransition.__table__.c.id)
     )
 )
+_NO_BODIES = lazyload(Invoice.bodies)  # a loader option, built once (building one costs ~30 µs)
 _HAS_NOTIFICATION = select(Notification.id).where(Notification.filename == bindparam("filename"))
 
 # Built once: every upload runs it, and building a five-term query costs more than running it.
@@ -41,7 +42,7 @@ _SAME_CONTENT_IN_PROCESS = (
 def _find_statement(by_sdi_id: bool, by_filename: bool, by_direction: bool, what: str) -> Select:
     """`find`'s query for one combination of criteria, built once. `what`: "invoice" (lazy bodies)
     or "locked" (FOR UPDATE, reloaded)."""
-    query = select(Invoice).options(lazyload(Invoice.bodies))
+    query = select(Invoice).options(_NO_BODIES)
     if what == "locked":
         query = query.with_for_update().execution_options(populate_existing=True)
     if by_sdi_id:
@@ -66,23 +67,8 @@ class InvoiceRepository:
         return self.session.get(Invoice, invoice_id)
 
     def get_for_update(self, invoice_id: int) -> Invoice | None:
-        # FOR UPDATE on PostgreSQL; on SQLite the transaction already holds the write lock. Once
-        # per transaction: locked before, the instance in the session is current (no query).
         # Bodies are not reloaded (a transition never reads them; they load on access).
-        locked = locked_rows(self.session, Invoice)
-        if invoice_id in locked:
-            return locked[invoice_id]
-        self.session.flush()  # the reload below must not drop unflushed changes (no_autoflush)
-        invoice = self.session.get(
-            Invoice,
-            invoice_id,
-            with_for_update=True,
-            populate_existing=True,
-            options=[lazyload(Invoice.bodies)],
-        )
-        if invoice is not None:
-            locked[invoice.id] = invoice
-        return invoice
+        return get_for_update(self.session, Invoice, invoice_id, _NO_BODIES)
 
     def has_transition(self, invoice_id: int, key: str) -> bool:
         query = select(InvoiceTransition.id).where(

@@ -8,20 +8,19 @@ from datetime import datetime
 from typing import Any
 
 from lxml import etree
-from sqlalchemy import insert, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, make_transient_to_detached
 
 from varco import fatturapa
-from varco.core import blobs
+from varco.core import blobs, db
 from varco.core.clock import Clock
-from varco.core.db import locked_rows
+from varco.core.db import append_row, locked_rows
 from varco.invoices.checks import checks, receipt_day
 from varco.sdi import inbound, messages
 from varco.sdi.models import SimFile
 from varco.sdi.simulator import clock as sim_clock
 from varco.sdi.simulator import signing
 
-_INSERT_FILE = insert(SimFile.__table__).returning(SimFile.__table__.c.id)
 SDI_ID_BASE = 100_000_000  # IdentificativoSdI = base + row id: numeric, unique, up to 12 digits
 _CODE = re.compile(r"[A-Z0-9]{6,7}")
 _TYPE_INDEX = {t: i for i, t in enumerate(messages.ROOTS)}
@@ -82,7 +81,7 @@ def new_file(
     }
     # A Core insert (no ORM flush), then the row joins the session as loaded: its steps change it
     # through the ORM like any file read from the database.
-    file = SimFile(id=session.execute(_INSERT_FILE, values).scalar_one(), **values)
+    file = append_row(session, SimFile, values)
     make_transient_to_detached(file)
     session.add(file)
     locked_rows(session, SimFile)[file.id] = file  # ours until commit: current
@@ -91,13 +90,7 @@ def new_file(
 
 def get_for_update(session: Session, file_id: int) -> SimFile | None:
     """The file locked for this transaction; read once (created or locked before: no query)."""
-    locked = locked_rows(session, SimFile)
-    if file_id in locked:
-        return locked[file_id]
-    file = session.get(SimFile, file_id, with_for_update=True, populate_existing=True)
-    if file is not None:
-        locked[file.id] = file
-    return file
+    return db.get_for_update(session, SimFile, file_id)
 
 
 def content_of(session: Session, file: SimFile) -> bytes:
