@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Request
+from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account
 from varco.auth import service
+from varco.core.clock import Clock
 from varco.core.db import reading
 from varco.core.deps import ClockDep, SessionDep
 from varco.core.errors import Unauthorized
@@ -22,7 +24,10 @@ def bearer_token(request: Request) -> str | None:
     return token.strip()
 
 
-def get_caller(request: Request, session: SessionDep, clock: ClockDep) -> Account:
+def authenticated(request: Request, session: Session, clock: Clock) -> Account:
+    """The account behind the request's bearer token (401 otherwise), with the §8 guard run: what
+    `Caller` gives an endpoint. Called directly by an endpoint that does all its work in one
+    threadpool hop (the upload), before anything else."""
     token = bearer_token(request)
     if token is None:
         raise Unauthorized()
@@ -31,6 +36,10 @@ def get_caller(request: Request, session: SessionDep, clock: ClockDep) -> Accoun
         request.state.account_id = account.id
         limits.guard(request, session, account, clock)  # §8.3/§8.4: every authenticated call counts
     return account
+
+
+def get_caller(request: Request, session: SessionDep, clock: ClockDep) -> Account:
+    return authenticated(request, session, clock)
 
 
 Caller = Annotated[Account, Depends(get_caller)]

@@ -37,6 +37,8 @@ class StorageUsage(Base):
 
 # Built once: every upload and every SDI message stores a file.
 _CONTENT = select(Blob.__table__.c.content).where(Blob.__table__.c.id == bindparam("id"))
+_USAGE = StorageUsage.__table__.c  # Core, not ORM-enabled: every upload asks (half the cost)
+_USED_BYTES = select(_USAGE.bytes).where(_USAGE.account_id == bindparam("account_id"))
 _CONTENTS = "blob_contents"  # transaction_info: contents read in this transaction, by id
 
 
@@ -89,4 +91,5 @@ def content(session: Session, blob_id: int) -> bytes:
 
 def used_bytes(session: Session, account_id: int) -> int:
     """Bytes of stored files that count against the account's space (§2.3 usedSpaceKB, §7.2 0097)."""
-    return session.scalar(select(StorageUsage.bytes).where(StorageUsage.account_id == account_id)) or 0
+    session.flush()  # a Core select: no autoflush of its own
+    return session.scalar(_USED_BYTES, {"account_id": account_id}) or 0

@@ -20,7 +20,7 @@ from sqlalchemy import bindparam, event, or_, select, update
 from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock, current_clock
-from varco.core.db import append_row, unit_of_work
+from varco.core.db import append_row, detached_row, per_dialect, unit_of_work
 from varco.core.models import JobRow
 
 log = logging.getLogger("varco.jobs")
@@ -34,6 +34,9 @@ _FOLLOW_ON_KEY = "varco_follow_on_jobs"
 # Core statements built once: every upload and every job runs them.
 _JOBS = JobRow.__table__
 _ID_BY_KEY = select(_JOBS.c.id).where(_JOBS.c.key == bindparam("key"))
+_INSERT_UNLESS_KEY = per_dialect(
+    lambda insert: insert(_JOBS).on_conflict_do_nothing(index_elements=["key"]).returning(_JOBS.c.id)
+)
 _CLAIM = (
     select(
         _JOBS.c.name,
@@ -75,14 +78,10 @@ def enqueue(
 ) -> JobRow:
     """Add a job row in this transaction; its wake-up is sent after commit.
 
-    A new row goes in with `append_row` (the JobRow returned is not in the session); a key seen
-    before returns that job's row."""
+    A new row goes in with a Core insert (the JobRow returned is not in the session, as with
+    `append_row`); a key seen before returns that job's row."""
     if name not in HANDLERS:
         raise KeyError(f"unknown job {name!r}")
-    if key is not None:
-        existing = session.scalar(_ID_BY_KEY, {"key": key})
-        if existing is not None:
-            return session.get_one(JobRow, existing)
     now = (clock or current_clock()).now()
     values = {
         "name": name,
@@ -96,7 +95,13 @@ def enqueue(
         "run_after": now + (delay or timedelta()),
         "finished_at": None,
     }
-    row = append_row(session, JobRow, values)
+    if key is None:
+        row = append_row(session, JobRow, values)
+    else:  # one statement for the usual case, a new key
+        row_id = session.execute(_INSERT_UNLESS_KEY(session), values).scalar()
+        if row_id is None:
+            return session.get_one(JobRow, session.scalar(_ID_BY_KEY, {"key": key}))
+        row = detached_row(JobRow, values, row_id)
     if delay is None:
         session.info.setdefault(_PENDING_KEY, []).append(row.id)
     return row

@@ -6,6 +6,7 @@ import re
 import threading
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 from lxml import etree
 
@@ -35,12 +36,17 @@ SCHEMAS: dict[str, SchemaSpec] = {
 
 _XSD_DIR = resources.files("varco.fatturapa") / "data" / "xsd"
 _local = threading.local()  # an XMLSchema keeps its error log on the object: one per thread
-# lxml swaps libxml2's process-wide document loader in and out around every schema compilation;
-# two threads compiling at once can leave the wrong loader installed, after which imports stop
-# resolving ("QName ... xmldsig#}Signature does not resolve") in every thread. One compile at a
-# time, process-wide; validating with compiled schemas stays parallel.
+# lxml swaps libxml2's process-wide document loader in and out around every parse and schema
+# compilation. Two threads compiling at once can leave the wrong loader installed, so compiles take
+# turns (validating with compiled schemas stays parallel); and a parse that another thread ends
+# during a compile can put libxml2's own loader back mid-compile, which then cannot resolve the
+# xmldsig import ("QName ... xmldsig#}Signature does not resolve"). So a schema's own xmldsig
+# import points at the packaged copy by file path, which any loader can read, and a compile that
+# still fails that way (an import inside an included file) is tried again.
 _compile_lock = threading.Lock()
+_COMPILE_ATTEMPTS = 3
 _BODY = re.compile(r"/FatturaElettronicaBody(?:\[(\d+)\])?")
+_XMLDSIG_URL = b"http://www.w3.org/TR/2002/REC-xmldsig-core-20020212/xmldsig-core-schema.xsd"
 
 
 class _PackagedXmldsig(etree.Resolver):
@@ -52,13 +58,26 @@ class _PackagedXmldsig(etree.Resolver):
         return None
 
 
+def with_packaged_xmldsig(xsd: bytes) -> bytes:
+    """The XSD with its xmldsig import pointing at the packaged copy by file path."""
+    local = Path(str(_XSD_DIR / "xmldsig-core-schema.xsd")).resolve().as_uri().encode()
+    return xsd.replace(_XMLDSIG_URL, local)
+
+
 def compile_schema(xsd: bytes, base_url: str) -> etree.XMLSchema:
     """Compile an XSD (its includes relative to `base_url`, the xmldsig import from package data,
     no network); every varco schema is compiled through here, one at a time."""
-    parser = etree.XMLParser(no_network=True, resolve_entities=False, load_dtd=False)
-    parser.resolvers.add(_PackagedXmldsig())
+    xsd = with_packaged_xmldsig(xsd)
     with _compile_lock:
-        return etree.XMLSchema(etree.fromstring(xsd, parser, base_url=base_url))
+        for attempt in range(1, _COMPILE_ATTEMPTS + 1):
+            parser = etree.XMLParser(no_network=True, resolve_entities=False, load_dtd=False)
+            parser.resolvers.add(_PackagedXmldsig())
+            try:
+                return etree.XMLSchema(etree.fromstring(xsd, parser, base_url=base_url))
+            except etree.XMLSchemaParseError:
+                if attempt == _COMPILE_ATTEMPTS:
+                    raise
+    raise AssertionError("unreachable")
 
 
 def schema_for(root_tag: str) -> etree.XMLSchema | None:

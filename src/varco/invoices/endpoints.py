@@ -5,12 +5,19 @@ from __future__ import annotations
 import logging
 
 from fastapi import APIRouter, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
 
-from varco.auth.dependencies import Caller
+from varco.auth.dependencies import authenticated
+from varco.core.clock import Clock
+from varco.core.db import reading
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import request_id
+from varco.core.turns import run_writing
 from varco.invoices.schemas import UploadRequest, UploadResult
-from varco.invoices.upload import Upload, accept_upload
+from varco.invoices.upload import Upload, check_upload, store_upload
+from varco.settings import Settings
 
 router = APIRouter(tags=["invoice transmission"])
 log = logging.getLogger("varco.upload")
@@ -19,18 +26,24 @@ _RESPONSES = {413: {"model": UploadResult, "description": "File exceeds the maxi
 
 
 def _upload(
-    request: Request, body: UploadRequest, signed: bool, caller, session, settings, clock
-) -> UploadResult:  # noqa: ANN001
-    upload = Upload(
-        data_file=body.dataFile,
-        signed_endpoint=signed,
-        credential=None if signed else body.credential,
-        domain=None if signed else body.domain,
-        sender_piva=body.senderPIVA,
-        skip_extra_schema=body.skipExtraSchema,
-        dry_run=body.dryRun,
-    )
-    accepted = accept_upload(session, caller, upload, settings, clock)
+    request: Request, raw: bytes, signed: bool, session: Session, settings: Settings, clock: Clock
+) -> UploadResult:
+    """The whole request in one threadpool hop (this path is the one clients hit hardest): the bearer
+    check and §8 guard first, as `Caller` would run them, then the body, the checks and the store."""
+    with reading(session, then_write=True):  # one transaction for the request (SQLite: see reading)
+        caller = authenticated(request, session, clock)
+        body = _body(raw)
+        upload = Upload(
+            data_file=body.dataFile,
+            signed_endpoint=signed,
+            credential=None if signed else body.credential,
+            domain=None if signed else body.domain,
+            sender_piva=body.senderPIVA,
+            skip_extra_schema=body.skipExtraSchema,
+            dry_run=body.dryRun,
+        )
+        checked = check_upload(session, caller, upload, settings)
+    accepted = store_upload(session, caller, checked, settings, clock)
     session.commit()  # here, not after the response is built: on SQLite this frees the write lock sooner
     rid = request_id(request)
     log.info("upload accepted: %s by %s (dry run %s)", accepted.filename, caller.username, upload.dry_run)
@@ -40,21 +53,39 @@ def _upload(
     )
 
 
+def _body(raw: bytes) -> UploadRequest:
+    """The JSON body, parsed here rather than by FastAPI so that it comes after the bearer check;
+    errors as FastAPI reports them (400 0002 with the field, core/errors.py)."""
+    if not raw.strip():
+        raise RequestValidationError([{"type": "missing", "loc": ("body",), "msg": "Field required"}])
+    try:
+        return UploadRequest.model_validate_json(raw)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in errors]) from None
+
+
+# The body is read by the endpoint (see _body): described here for the OpenAPI document.
+_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": UploadRequest.model_json_schema()}},
+    }
+}
+
+
 @router.post(
     "/services/invoice/upload",
     response_model=UploadResult,
     responses=_RESPONSES,
     summary="Send an XML invoice not yet digitally signed",
+    openapi_extra=_BODY,
 )
-def upload(
-    request: Request,
-    body: UploadRequest,
-    caller: Caller,
-    session: SessionDep,
-    settings: SettingsDep,
-    clock: ClockDep,
+async def upload(
+    request: Request, session: SessionDep, settings: SettingsDep, clock: ClockDep
 ) -> UploadResult:
-    return _upload(request, body, False, caller, session, settings, clock)
+    raw = await request.body()
+    return await run_writing(session, _upload, request, raw, False, session, settings, clock)
 
 
 @router.post(
@@ -62,13 +93,10 @@ def upload(
     response_model=UploadResult,
     responses=_RESPONSES,
     summary="Send an already signed invoice (CAdES-BES .p7m or XAdES-BES)",
+    openapi_extra=_BODY,
 )
-def upload_signed(
-    request: Request,
-    body: UploadRequest,
-    caller: Caller,
-    session: SessionDep,
-    settings: SettingsDep,
-    clock: ClockDep,
+async def upload_signed(
+    request: Request, session: SessionDep, settings: SettingsDep, clock: ClockDep
 ) -> UploadResult:
-    return _upload(request, body, True, caller, session, settings, clock)
+    raw = await request.body()
+    return await run_writing(session, _upload, request, raw, True, session, settings, clock)

@@ -98,17 +98,16 @@ def _notification_for(session: Session, invoice_id: int, event: InvoiceEvent) ->
 
 
 def record_initial_state(session: Session, invoice: Invoice, now: datetime) -> None:
-    """History row for the state an invoice is created in (flushed with the next statement)."""
-    session.add(
-        InvoiceTransition(
-            invoice_id=invoice.id,
-            key="created",
-            event="created",
-            from_state=None,
-            to_state=invoice.state,
-            at=now,
-        )
-    )
+    """History row for the state an invoice is created in."""
+    values = {
+        "invoice_id": invoice.id,
+        "key": "created",
+        "event": "created",
+        "from_state": None,
+        "to_state": invoice.state,
+        "at": now,
+    }
+    append_row(session, InvoiceTransition, values)
 
 
 def add_notification(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -80,10 +81,14 @@ class Invoice(Base):
     )
 
 
+def document_types(types: Iterable[str | None]) -> str | None:
+    """`Invoice.document_types` of bodies with these TipoDocumento."""
+    return " ".join(sorted({t for t in types if t})) or None
+
+
 @event.listens_for(Invoice, "before_insert")
 def _document_types(_mapper: object, _connection: object, invoice: Invoice) -> None:
-    types = sorted({b.document_type for b in invoice.bodies if b.document_type})
-    invoice.document_types = " ".join(types) or None
+    invoice.document_types = document_types(b.document_type for b in invoice.bodies)
 
 
 class InvoiceBody(Base):

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import cache
+from typing import Any
 
-from sqlalchemy import Select, bindparam, func, select
+from sqlalchemy import Select, bindparam, func, insert, select
 from sqlalchemy.orm import Session, lazyload
 
-from varco.core.db import get_for_update, locked_rows, per_dialect
-from varco.invoices.models import Invoice, InvoiceTransition, Notification
+from varco.core.db import append_row, get_for_update, locked_rows, per_dialect
+from varco.invoices.models import (
+    Invoice,
+    InvoiceBody,
+    InvoiceTransition,
+    Notification,
+    document_types,
+)
 
 # The history row unless its (invoice_id, key) exists. A Core statement on the table: no ORM
 # bulk machinery, and no autoflush (the row needs nothing pending, which then goes in one UPDATE
@@ -21,18 +28,22 @@ _INSERT_TRANSITION = per_dialect(
         .returning(InvoiceTransition.__table__.c.id)
     )
 )
+_INSERT_BODIES = insert(InvoiceBody.__table__)
 _NO_BODIES = lazyload(Invoice.bodies)  # a loader option, built once (building one costs ~30 µs)
 _HAS_NOTIFICATION = select(Notification.id).where(Notification.filename == bindparam("filename"))
 
 # Built once: every upload runs it, and building a five-term query costs more than running it.
+# On the table's columns, not the mapped attributes: a Core select runs in half the time of an
+# ORM-enabled one (~15 µs against ~31 µs here), and this one needs no entity.
+_INVOICES = Invoice.__table__.c
 _SAME_CONTENT_IN_PROCESS = (
-    select(Invoice.id)
+    select(_INVOICES.id)
     .where(
-        Invoice.account_id == bindparam("account_id"),
-        Invoice.content_sha256 == bindparam("sha256"),
-        Invoice.direction == "out",
-        Invoice.state == 1,
-        Invoice.created_at >= bindparam("since"),
+        _INVOICES.account_id == bindparam("account_id"),
+        _INVOICES.content_sha256 == bindparam("sha256"),
+        _INVOICES.direction == "out",
+        _INVOICES.state == 1,
+        _INVOICES.created_at >= bindparam("since"),
     )
     .limit(1)
 )
@@ -61,6 +72,17 @@ class InvoiceRepository:
     def add(self, invoice: Invoice) -> Invoice:
         self.session.add(invoice)
         self.session.flush()
+        return invoice
+
+    def append(self, values: dict[str, Any], bodies: list[dict[str, Any]]) -> Invoice:
+        """Insert an invoice and its bodies with Core statements (every upload does: an ORM flush of
+        the two costs several times more). The Invoice returned is NOT in the session (`append_row`)
+        and has no `bodies` loaded: read its columns; load it to change it."""
+        values["document_types"] = document_types(b["document_type"] for b in bodies)
+        invoice = append_row(self.session, Invoice, values)
+        if bodies:
+            rows = [{**b, "invoice_id": invoice.id} for b in bodies]
+            self.session.execute(_INSERT_BODIES, rows[0] if len(rows) == 1 else rows)
         return invoice
 
     def get(self, invoice_id: int) -> Invoice | None:
@@ -120,6 +142,7 @@ class InvoiceRepository:
     def in_process_with_content(self, account_id: int, sha256: str, since: datetime) -> int | None:
         """§7.2 0034: the same content sent recently and still awaiting processing (its id)."""
         params = {"account_id": account_id, "sha256": sha256, "since": since}
+        self.session.flush()  # a Core select: no autoflush of its own
         return self.session.scalar(_SAME_CONTENT_IN_PROCESS, params)
 
     def find(

@@ -17,7 +17,7 @@ from varco.core.clock import Clock
 from varco.core.db import reading
 from varco.core.errors import Shape, VarcoError
 from varco.invoices import filenames, lifecycle, processing, signing, usage  # noqa: F401 (job)
-from varco.invoices.models import Invoice, InvoiceBody
+from varco.invoices.models import Invoice
 from varco.invoices.repository import InvoiceRepository
 from varco.invoices.states import InvoiceState
 from varco.settings import Settings
@@ -57,30 +57,61 @@ class Accepted:
     invoice_id: int | None  # None for a dry run
 
 
+@dataclass(frozen=True)
+class Checked:
+    """An upload that passed the checks that only read (§7.2 up to 0096)."""
+
+    upload: Upload
+    data: bytes  # the decoded file, as sent
+    report: fatturapa.Report
+    taxpayer: Account
+    identity: signing.Identity | None
+
+
 def accept_upload(
     session: Session, caller: Account, upload: Upload, settings: Settings, clock: Clock
 ) -> Accepted:
     """Run the synchronous checks in the contract's order; store and count an accepted file."""
-    data = _decode(upload.data_file, settings)
     # The checks only read: on SQLite they run before the write lock, which the store alone holds.
+    with reading(session):
+        checked = check_upload(session, caller, upload, settings)
+    return store_upload(session, caller, checked, settings, clock)
+
+
+def check_upload(session: Session, caller: Account, upload: Upload, settings: Settings) -> Checked:
+    """The checks that only read, in the contract's order: 0002/0098, 0033, 0092, 0094, issuer
+    rules, 0093, 0096. Run them inside `reading` (`accept_upload` does)."""
+    data = _decode(upload.data_file, settings)
     if (upload.credential or upload.domain) and upload.signed_endpoint:
         raise UploadRefused("0002", "credential and domain are for automatic signature on upload only")
-    with reading(session):
-        identity = None
-        if upload.credential or upload.domain:
-            identity = signing.identity_for(session, caller, upload.credential, upload.domain)
-        report = fatturapa.check_sync(data, _options(upload, settings))
-        extra_schema = [f for f in report.errors if f.code not in _SAME_CODE and f.code not in _AS_CODE]
-        if not report.accepted and len(extra_schema) < len(report.errors):
-            first = report.errors[0]
-            code = _AS_CODE.get(first.code, first.code)
-            same = [f.message for f in report.errors if f.code == first.code]
-            raise UploadRefused(code, _join(same), status=413 if code == "0033" else 200)
-        assert report.summary is not None
-        taxpayer = _taxpayer(session, caller, report.summary, upload.sender_piva)
-        if extra_schema:  # §7.3 synchronous rules (00313) come after the delegation check
-            raise UploadRefused("0096", _join(f.upload_text for f in extra_schema))
+    identity = None
+    if upload.credential or upload.domain:
+        identity = signing.identity_for(session, caller, upload.credential, upload.domain)
+    report = fatturapa.check_sync(data, _options(upload, settings))
+    extra_schema = [f for f in report.errors if f.code not in _SAME_CODE and f.code not in _AS_CODE]
+    if not report.accepted and len(extra_schema) < len(report.errors):
+        first = report.errors[0]
+        code = _AS_CODE.get(first.code, first.code)
+        same = [f.message for f in report.errors if f.code == first.code]
+        raise UploadRefused(code, _join(same), status=413 if code == "0033" else 200)
+    assert report.summary is not None
+    taxpayer = _taxpayer(session, caller, report.summary, upload.sender_piva)
+    if extra_schema:  # §7.3 synchronous rules (00313) come after the delegation check
+        raise UploadRefused("0096", _join(f.upload_text for f in extra_schema))
+    return Checked(upload, data, report, taxpayer, identity)
 
+
+def store_upload(
+    session: Session, caller: Account, checked: Checked, settings: Settings, clock: Clock
+) -> Accepted:
+    """The checks that need the write lock (0034, 0097), then store and count (0013)."""
+    upload, data, report, taxpayer, identity = (
+        checked.upload,
+        checked.data,
+        checked.report,
+        checked.taxpayer,
+        checked.identity,
+    )
     stored = data if identity is None else signing.sign_cades(report.content or data, identity)
     is_signed = upload.signed_endpoint or identity is not None
     sha = hashlib.sha256(stored).hexdigest()
@@ -171,41 +202,43 @@ def _store(
     filename = filenames.next_filename(session, settings.transmitter_id, signed=is_signed)
     blob = blobs.store(session, filename, stored, taxpayer.id, now)
     payer = accounts.paying_account(session, taxpayer)
-    invoice = Invoice(
-        direction="out",
-        filename=filename,
-        account_id=taxpayer.id,
-        uploaded_by_id=caller.id,
-        charged_account_id=payer.id,
-        format=report.format,
-        state=InvoiceState.PRESA_IN_CARICO.value,
-        blob_id=blob.id,
-        content_sha256=sha,
-        is_signed=is_signed,
-        signature=processing.jsonable(report.signature.as_dict()) if report.signature else None,
-        skip_extra_schema=upload.skip_extra_schema,
-        codice_destinatario=summary.codice_destinatario,
-        pec_destinatario=summary.pec_destinatario,
-        sdi_errors=[],
-        created_at=now,
-        updated_at=now,
-        **_party_columns("sender", summary.supplier),
-        **_party_columns("receiver", summary.customer),
-        bodies=[
-            InvoiceBody(
-                position=i,
-                document_type=b.document_type,
-                number=b.number,
-                invoice_date=b.date,
-                currency=b.currency,
-                total_document=b.total_document,
-                total_vat=b.total_vat,
-                net_payable=b.net_payable,
-            )
-            for i, b in enumerate(summary.bodies, start=1)
-        ],
+    bodies = [
+        {
+            "position": i,
+            "document_type": b.document_type,
+            "number": b.number,
+            "invoice_date": b.date,
+            "currency": b.currency,
+            "total_document": b.total_document,
+            "total_vat": b.total_vat,
+            "net_payable": b.net_payable,
+        }
+        for i, b in enumerate(summary.bodies, start=1)
+    ]
+    invoice = InvoiceRepository(session).append(
+        {
+            "direction": "out",
+            "filename": filename,
+            "account_id": taxpayer.id,
+            "uploaded_by_id": caller.id,
+            "charged_account_id": payer.id,
+            "format": report.format,
+            "state": InvoiceState.PRESA_IN_CARICO.value,
+            "blob_id": blob.id,
+            "content_sha256": sha,
+            "is_signed": is_signed,
+            "signature": processing.jsonable(report.signature.as_dict()) if report.signature else None,
+            "skip_extra_schema": upload.skip_extra_schema,
+            "codice_destinatario": summary.codice_destinatario,
+            "pec_destinatario": summary.pec_destinatario,
+            "sdi_errors": [],
+            "created_at": now,
+            "updated_at": now,
+            **_party_columns("sender", summary.supplier),
+            **_party_columns("receiver", summary.customer),
+        },
+        bodies,
     )
-    InvoiceRepository(session).add(invoice)
     lifecycle.record_initial_state(session, invoice, now)
     usage.charge(session, payer, clock)  # §8.5: counted when the name is generated and the file accepted
     jobs.enqueue(session, "invoices.process", key=f"process:{invoice.id}", clock=clock, invoice_id=invoice.id)
