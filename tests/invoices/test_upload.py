@@ -349,3 +349,36 @@ def test_stored_file_counts_in_user_info_used_space(client, supplier):
     assert upload(client, token, data).json()["errorCode"] == "0000"
     info = client.get("/auth/userInfo", headers=bearer(token)).json()
     assert info["usageStatus"]["usedSpaceKB"] == -(-len(data) // 1024)
+
+
+def test_a_body_that_is_not_json_is_refused_after_the_bearer_check(client, supplier):
+    _, token = supplier
+    url = "/services/invoice/upload"
+    for raw in (b"", b"{not json", b"[1, 2]"):
+        answer = client.post(url, content=raw, headers={**bearer(token), "Content-Type": "application/json"})
+        assert answer.status_code == 400, raw
+        assert answer.json()["errorCode"] == "0002"
+        assert answer.json()["errorDescription"].startswith("Invalid request: ")
+    # The caller is checked first, as on every other endpoint: no token, no word about the body.
+    for headers in ({}, bearer("not-a-token")):
+        answer = client.post(url, content=b"{not json", headers=headers)
+        assert answer.status_code == 401
+        assert answer.json()["error"] == "unauthorized"
+
+
+def test_the_duplicate_check_looks_the_content_hash_up(database):
+    # 0034 runs on every upload: SQLite's planner (no statistics) must not walk the account's
+    # invoices of the whole window, or every upload costs more than the one before.
+    if database.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL plans with statistics")
+    from varco.invoices.repository import _SAME_CONTENT_IN_PROCESS
+
+    with database.engine.connect() as conn:
+        compiled = _SAME_CONTENT_IN_PROCESS.compile(dialect=conn.dialect)
+        given = {"account_id": 1, "sha256": "0" * 64, "since": "2026-01-01 00:00:00.000000"}
+        params = compiled.construct_params(given)
+        args = tuple(params[name] for name in compiled.positiontup)
+        plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}", args).all()
+    assert [row[-1] for row in plan] == [
+        "SEARCH invoices USING INDEX ix_invoices_content_sha256 (content_sha256=?)"
+    ]

@@ -67,7 +67,7 @@ def store(session: Session, name: str, content: bytes, account_id: int | None, n
     }
     blob = append_row(session, Blob, values)
     if account_id is not None:
-        session.execute(_ADD_USAGE(session), {"account_id": account_id, "bytes": len(content)})
+        session.connection().execute(_ADD_USAGE(session), {"account_id": account_id, "bytes": len(content)})
     return blob
 
 

@@ -155,7 +155,8 @@ def append_row(session: Session, model: type[T], values: dict[str, Any]) -> T:
     table = model.__table__  # type: ignore[attr-defined]
     if table not in _APPEND:
         _APPEND[table] = insert(table).returning(table.c.id)
-    return detached_row(model, values, session.execute(_APPEND[table], values).scalar_one())
+    row_id = session.connection().execute(_APPEND[table], values).scalar_one()
+    return detached_row(model, values, row_id)
 
 
 def detached_row(model: type[T], values: dict[str, Any], row_id: int) -> T:

@@ -98,7 +98,7 @@ def enqueue(
     if key is None:
         row = append_row(session, JobRow, values)
     else:  # one statement for the usual case, a new key
-        row_id = session.execute(_INSERT_UNLESS_KEY(session), values).scalar()
+        row_id = session.connection().execute(_INSERT_UNLESS_KEY(session), values).scalar()
         if row_id is None:
             return session.get_one(JobRow, session.scalar(_ID_BY_KEY, {"key": key}))
         row = detached_row(JobRow, values, row_id)

@@ -36,13 +36,16 @@ _HAS_NOTIFICATION = select(Notification.id).where(Notification.filename == bindp
 # On the table's columns, not the mapped attributes: a Core select runs in half the time of an
 # ORM-enabled one (~15 µs against ~31 µs here), and this one needs no entity.
 _INVOICES = Invoice.__table__.c
+# `+ 0` keeps SQLite's planner (no statistics) off the account's search index and the state index,
+# which walk every invoice the account sent in the window or every one in processing (the 4000th
+# upload's check took 0.4 ms here), onto the content hash; PostgreSQL picks the hash either way.
 _SAME_CONTENT_IN_PROCESS = (
     select(_INVOICES.id)
     .where(
-        _INVOICES.account_id == bindparam("account_id"),
+        _INVOICES.account_id + 0 == bindparam("account_id"),
         _INVOICES.content_sha256 == bindparam("sha256"),
         _INVOICES.direction == "out",
-        _INVOICES.state == 1,
+        _INVOICES.state + 0 == 1,
         _INVOICES.created_at >= bindparam("since"),
     )
     .limit(1)
@@ -82,7 +85,7 @@ class InvoiceRepository:
         invoice = append_row(self.session, Invoice, values)
         if bodies:
             rows = [{**b, "invoice_id": invoice.id} for b in bodies]
-            self.session.execute(_INSERT_BODIES, rows[0] if len(rows) == 1 else rows)
+            self.session.connection().execute(_INSERT_BODIES, rows[0] if len(rows) == 1 else rows)
         return invoice
 
     def get(self, invoice_id: int) -> Invoice | None:

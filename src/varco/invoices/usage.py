@@ -32,7 +32,7 @@ def _add_one(insert):  # noqa: ANN001, ANN202 - the dialect's insert construct a
 
 
 _ADD_ONE = per_dialect(_add_one)
-_USED = select(_COUNTERS.c.count).where(
+USED = select(_COUNTERS.c.count).where(
     _COUNTERS.c.account_id == bindparam("account_id"), _COUNTERS.c.year == bindparam("year")
 )
 
@@ -52,7 +52,11 @@ def touched(session: Session, account_id: int, year: int, counter: object) -> No
 def charge(session: Session, payer: Account, clock: Clock) -> int:
     """Count one accepted transmission against `payer` (same transaction as the upload)."""
     now = clock.now()
-    count = session.execute(_ADD_ONE(session), {"account_id": payer.id, "year": now.year}).scalar_one()
+    count = (
+        session.connection()
+        .execute(_ADD_ONE(session), {"account_id": payer.id, "year": now.year})
+        .scalar_one()
+    )
     touched(session, payer.id, now.year, Charged(payer.id, now.year, count))
     events.record(
         session,
@@ -66,4 +70,4 @@ def charge(session: Session, payer: Account, clock: Clock) -> int:
 
 def used(session: Session, account_id: int, year: int) -> int:
     session.flush()  # a Core select: no autoflush of its own
-    return session.scalar(_USED, {"account_id": account_id, "year": year}) or 0
+    return session.scalar(USED, {"account_id": account_id, "year": year}) or 0

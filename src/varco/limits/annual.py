@@ -73,6 +73,14 @@ _ACTIVE_LOCK_USED = (
 )
 
 
+# What every transmission checks first, in one statement: the active lock's limit (None: no lock)
+# and the transmissions used this year.
+_LOCK_AND_USED = select(
+    _ACTIVE_LOCK_USED.with_only_columns(_LOCKS.annual_limit).scalar_subquery().label("lock_limit"),
+    usage.USED.scalar_subquery().label("used"),
+)
+
+
 def active_lock(session: Session, account_id: int, year: int) -> AnnualLock | None:
     return session.scalars(_ACTIVE_LOCK, {"account_id": account_id, "year": year}).first()
 
@@ -132,10 +140,11 @@ def refuse_if_locked(session: Session, payer: Account, path: str, settings: Sett
     """Before a transmission: 429 AR10 if the paying account is in annual lock (§8.4)."""
     now = clock.now()
     session.flush()  # a Core select: no autoflush of its own
-    lock = session.execute(_ACTIVE_LOCK_USED, {"account_id": payer.id, "year": now.year}).first()
-    limit = lock.annual_limit if lock is not None else annual_limit(settings, payer.tier)
-    if lock is None:
-        used = usage.used(session, payer.id, now.year)
+    figures = session.execute(_LOCK_AND_USED, {"account_id": payer.id, "year": now.year}).one()
+    locked_at_limit = figures.lock_limit
+    limit = locked_at_limit if locked_at_limit is not None else annual_limit(settings, payer.tier)
+    if locked_at_limit is None:
+        used = figures.used or 0
         # A limit reached without a lock row (the tier table was lowered by configuration) refuses too.
         if used < limit or _lock_row(session, payer.id, now.year, limit) is not None:
             return
