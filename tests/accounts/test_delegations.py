@@ -8,7 +8,7 @@ import pytest
 
 from tests.accounts.delegation_support import delegate, history, payer_of, set_status, status_of
 from tests.factories import make_account, make_basic
-from varco.accounts import delegations
+from varco.accounts import delegations, service
 from varco.accounts.delegations import TRANSITIONS, DelegationError, IllegalTransition
 from varco.accounts.models import Delegation, DelegationStatus
 from varco.core.db import unit_of_work
@@ -169,6 +169,20 @@ def test_payer_follows_a_chain_without_looping(db, clock):
     delegate(a, b)
     delegate(b, c)
     assert payer_of(a) == c.username and payer_of(b) == c.username and payer_of(c) == c.username
+
+
+def test_the_payer_follows_a_delegation_changed_in_the_same_transaction(db, clock):
+    # The payer is read once per transaction (an upload asks twice); a change made in it counts.
+    basic, first, second = make_basic(), make_account(), make_account()
+    active = delegate(basic, first)
+    waiting = delegate(basic, second, S.PENDING)
+    with unit_of_work() as session:
+        taxpayer = service.get(session, basic.id)
+        assert service.paying_account(session, taxpayer).username == first.username
+        delegations.set_status(session, active.id, S.SUSPEND, clock, actor="test")
+        assert service.paying_account(session, taxpayer).username == basic.username
+        delegations.set_status(session, waiting.id, S.ACTIVE, clock, actor="test")
+        assert service.paying_account(session, taxpayer).username == second.username
 
 
 # One paying Premium user per taxpayer ---------------------------------------------------------------------

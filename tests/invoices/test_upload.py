@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import re
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
 
 import pytest
 from sqlalchemy import func, select
@@ -382,3 +386,56 @@ def test_the_duplicate_check_looks_the_content_hash_up(database):
     assert [row[-1] for row in plan] == [
         "SEARCH invoices USING INDEX ix_invoices_content_sha256 (content_sha256=?)"
     ]
+
+
+# the write lock on SQLite --------------------------------------------------------------------------------
+
+
+def _sqlite_only(db) -> None:
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's single write lock")
+
+
+@contextmanager
+def _write_lock_held_in_this_process():
+    with unit_of_work() as session:
+        session.connection()  # BEGIN IMMEDIATE: the write lock, until the block ends
+        yield
+
+
+@contextmanager
+def _write_lock_held_by_another_process(db):
+    other = sqlite3.connect(db.engine.url.database, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        yield
+        other.execute("COMMIT")
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize("holder", ["this process", "another process"])
+def test_an_upload_waits_for_the_write_lock_without_stopping_other_requests(client, supplier, db, holder):
+    # A small upload runs on the event loop when the database is free (core/turns.py). When someone
+    # else writes, it must wait in a thread: the loop keeps answering, and the upload lands after.
+    _sqlite_only(db)
+    account, token = supplier
+    answers: dict[str, object] = {}
+    held = (
+        _write_lock_held_in_this_process()
+        if holder == "this process"
+        else _write_lock_held_by_another_process(db)
+    )
+    with held:
+        sending = threading.Thread(target=lambda: answers.update(upload=upload(client, token, invoice_xml())))
+        sending.start()
+        time.sleep(0.3)  # the upload reaches the lock
+        asking = threading.Thread(target=lambda: answers.update(health=client.get("/health")))
+        asking.start()
+        asking.join(timeout=20)
+        assert not asking.is_alive(), "the event loop stopped while the upload waited for the lock"
+        assert answers["health"].status_code == 200
+        assert "upload" not in answers  # still waiting for the lock
+    sending.join(timeout=60)
+    assert answers["upload"].json()["errorCode"] == "0000", answers["upload"].text
+    assert len(invoices_of(account.id)) == 1

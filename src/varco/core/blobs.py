@@ -53,14 +53,21 @@ def _add_usage(insert):  # noqa: ANN001, ANN202 - the dialect's insert construct
 _ADD_USAGE = per_dialect(_add_usage)
 
 
-def store(session: Session, name: str, content: bytes, account_id: int | None, now: datetime) -> Blob:
+def store(
+    session: Session,
+    name: str,
+    content: bytes,
+    account_id: int | None,
+    now: datetime,
+    sha256: str | None = None,  # the content's, when the caller has it already
+) -> Blob:
     """Store a file; its size counts against `account_id`'s space in the same transaction.
 
     No ORM flush (`append_row`): the Blob returned is not in the session (`rename` changes its name)."""
     values = {
         "account_id": account_id,
         "name": name,
-        "sha256": hashlib.sha256(content).hexdigest(),
+        "sha256": sha256 or hashlib.sha256(content).hexdigest(),
         "size": len(content),
         "content": content,
         "created_at": now,

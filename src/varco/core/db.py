@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, DateTime, Engine, Insert, MetaData, Table, create_engine, event, insert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import DeclarativeBase, Session, SessionTransaction, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -45,11 +46,14 @@ class UTCDateTime(TypeDecorator[datetime]):
         return as_utc(value) if value is not None else None
 
 
+_BUSY_TIMEOUT = "PRAGMA busy_timeout=30000"  # ms: how long a writer waits for another process
+
+
 def _sqlite_pragmas(dbapi_connection: object, _record: object) -> None:
     cursor = dbapi_connection.cursor()  # type: ignore[attr-defined]
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute(_BUSY_TIMEOUT)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
@@ -62,8 +66,10 @@ class _QueuedWriters(sqlite3.Connection):
     writer_lock: threading.Lock  # one per engine (see make_engine)
     _holds = False
 
-    def acquire_writer(self) -> None:
-        self._holds = self.writer_lock.acquire(timeout=30)  # as busy_timeout; then SQLite decides
+    def acquire_writer(self, wait: bool = True) -> bool:
+        # Waiting: as long as busy_timeout, then SQLite decides.
+        self._holds = self.writer_lock.acquire(timeout=30) if wait else self.writer_lock.acquire(False)
+        return self._holds
 
     def release_writer(self) -> None:
         if self._holds:
@@ -200,6 +206,29 @@ def _begin_immediate(conn: Connection) -> None:
         if queued:
             dbapi.release_writer()
         raise
+
+
+def begin_writing_now(session: Session) -> bool:
+    """SQLite: begin the session's write transaction (BEGIN IMMEDIATE) only if nobody holds the
+    write lock, in this process or another: never waits. True when begun; False leaves the session
+    without a transaction. For work run on the event loop, which must not wait for a lock that a
+    thread could hold until the loop schedules its commit (core/turns.py)."""
+    if session.in_transaction():
+        return False
+    connection = session.connection(execution_options={_AUTOCOMMIT_READS: True})  # no BEGIN yet
+    dbapi = connection.connection.dbapi_connection
+    if isinstance(dbapi, _QueuedWriters) and not dbapi.acquire_writer(wait=False):
+        session.rollback()
+        return False
+    dbapi.execute("PRAGMA busy_timeout=0")  # another process writing: SQLITE_BUSY at once
+    try:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    except OperationalError:  # database is locked
+        session.rollback()  # releases the writer lock (_QueuedWriters.rollback)
+        return False
+    finally:
+        dbapi.execute(_BUSY_TIMEOUT)
+    return True
 
 
 def make_engine(url: str) -> Engine:

@@ -8,7 +8,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from varco import __version__
-from varco.core.db import get_database
+from varco.core.db import get_database, reading
 
 router = APIRouter(tags=["operations"])
 
@@ -23,8 +23,9 @@ router = APIRouter(tags=["operations"])
 )
 def health() -> JSONResponse:
     try:
-        with get_database().engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
+        # A read: on SQLite it must not queue for the write lock behind busy writers.
+        with get_database().sessions() as session, reading(session):
+            session.execute(text("SELECT 1"))
     except SQLAlchemyError as exc:
         return JSONResponse(
             {"status": "unavailable", "database": type(exc).__name__, "version": __version__}, status_code=503

@@ -10,26 +10,30 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from varco.auth.dependencies import authenticated
-from varco.core.clock import Clock
+from varco.core.clock import current_clock
 from varco.core.db import reading
-from varco.core.deps import ClockDep, SessionDep, SettingsDep
+from varco.core.deps import SessionDep
 from varco.core.errors import request_id
 from varco.core.turns import run_writing
 from varco.invoices.schemas import UploadRequest, UploadResult
 from varco.invoices.upload import Upload, check_upload, store_upload
-from varco.settings import Settings
+from varco.settings import get_settings
 
 router = APIRouter(tags=["invoice transmission"])
 log = logging.getLogger("varco.upload")
 
+# Bodies up to this size are checked on the event loop when the database is free (core/turns.py):
+# a few milliseconds at most. Typical invoices weigh 5-30 KB; larger files go to the threadpool.
+_BRIEF_BODY = 64 * 1024
+
 _RESPONSES = {413: {"model": UploadResult, "description": "File exceeds the maximum size (errorCode 0033)"}}
 
 
-def _upload(
-    request: Request, raw: bytes, signed: bool, session: Session, settings: Settings, clock: Clock
-) -> UploadResult:
+def _upload(request: Request, raw: bytes, signed: bool, session: Session) -> UploadResult:
     """The whole request in one threadpool hop (this path is the one clients hit hardest): the bearer
-    check and §8 guard first, as `Caller` would run them, then the body, the checks and the store."""
+    check and §8 guard first, as `Caller` would run them, then the body, the checks and the store.
+    Settings and clock are read here, not injected: each dependency costs the hottest path ~1 %."""
+    settings, clock = get_settings(), current_clock()
     with reading(session, then_write=True):  # one transaction for the request (SQLite: see reading)
         caller = authenticated(request, session, clock)
         body = _body(raw)
@@ -81,11 +85,9 @@ _BODY = {
     summary="Send an XML invoice not yet digitally signed",
     openapi_extra=_BODY,
 )
-async def upload(
-    request: Request, session: SessionDep, settings: SettingsDep, clock: ClockDep
-) -> UploadResult:
+async def upload(request: Request, session: SessionDep) -> UploadResult:
     raw = await request.body()
-    return await run_writing(session, _upload, request, raw, False, session, settings, clock)
+    return await run_writing(session, _upload, request, raw, False, session, brief=len(raw) <= _BRIEF_BODY)
 
 
 @router.post(
@@ -95,8 +97,6 @@ async def upload(
     summary="Send an already signed invoice (CAdES-BES .p7m or XAdES-BES)",
     openapi_extra=_BODY,
 )
-async def upload_signed(
-    request: Request, session: SessionDep, settings: SettingsDep, clock: ClockDep
-) -> UploadResult:
+async def upload_signed(request: Request, session: SessionDep) -> UploadResult:
     raw = await request.body()
-    return await run_writing(session, _upload, request, raw, True, session, settings, clock)
+    return await run_writing(session, _upload, request, raw, True, session, brief=len(raw) <= _BRIEF_BODY)

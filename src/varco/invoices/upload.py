@@ -200,7 +200,7 @@ def _store(
     assert summary is not None and report.format is not None
     now = clock.now()
     filename = filenames.next_filename(session, settings.transmitter_id, signed=is_signed)
-    blob = blobs.store(session, filename, stored, taxpayer.id, now)
+    blob = blobs.store(session, filename, stored, taxpayer.id, now, sha256=sha)
     payer = accounts.paying_account(session, taxpayer)
     bodies = [
         {
