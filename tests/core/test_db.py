@@ -9,7 +9,7 @@ import pytest
 from tests.factories import unique_name
 from varco.accounts import service
 from varco.core.clock import current_clock
-from varco.core.db import Database, reading
+from varco.core.db import Database, begin_writing_now, reading
 from varco.settings import get_settings
 
 
@@ -47,4 +47,26 @@ def test_a_reading_block_does_not_hold_the_sqlite_write_lock(db: Database) -> No
                 session.flush()
                 other.execute("BEGIN IMMEDIATE")
     finally:
+        other.close()
+
+
+def test_begin_writing_now_never_waits_for_the_sqlite_write_lock(db: Database) -> None:
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL has no database-wide write lock")
+    other = sqlite3.connect(db.engine.url.database, timeout=0.2, isolation_level=None)
+    session = db.sessions()
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another process writes
+        assert not begin_writing_now(session) and not session.in_transaction()
+        other.execute("COMMIT")
+        with db.unit_of_work() as holder:  # a thread of this process writes
+            holder.connection()
+            assert not begin_writing_now(session) and not session.in_transaction()
+        assert begin_writing_now(session)
+        # It holds the lock now, and its connection waits for other processes again as configured.
+        assert session.connection().exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            other.execute("BEGIN IMMEDIATE")
+    finally:
+        session.close()
         other.close()

@@ -146,7 +146,8 @@ def test_a_mandate_is_requested_approved_suspended_resumed_and_revoked(app, clie
     asker = csrf_of(panel_login(client, basic.username).text)
     client.post("/panel/delegations", data={"csrf_token": asker, "premium": premium_user.username})
     given = client.get("/panel/delegations").text
-    assert re.search(rf"<tr><td>{premium_user.username}</td><td>PENDING</td>", given)
+    pending = 'class="status" data-status="PENDING">In attesa di approvazione</td>'
+    assert re.search(rf"<tr><td>{premium_user.username}</td><td {pending}", given)
 
     with TestClient(app, raise_server_exceptions=False) as approver:
         token = csrf_of(panel_login(approver, premium_user.username).text)
@@ -157,7 +158,9 @@ def test_a_mandate_is_requested_approved_suspended_resumed_and_revoked(app, clie
             path = re.search(rf'action="(/panel/delegations/\d+/{action})"', row).group(1)
             approver.post(path, data={"csrf_token": token})
             after = approver.get("/panel/delegations").text
-            return re.search(rf'<tr><td>{basic.username}</td><td class="status">(\w+)</td>', after).group(1)
+            return re.search(
+                rf'<tr><td>{basic.username}</td><td class="status" data-status="(\w+)">', after
+            ).group(1)
 
         def sees_assignors_invoice() -> bool:
             return theirs.filename in approver.get("/panel/invoices/in").text
@@ -168,7 +171,15 @@ def test_a_mandate_is_requested_approved_suspended_resumed_and_revoked(app, clie
         assert press("resume") == "ACTIVE" and sees_assignors_invoice()
         assert press("revoke") == "INACTIVE" and not sees_assignors_invoice()
     given = client.get("/panel/delegations").text
-    assert re.search(rf"<tr><td>{premium_user.username}</td><td>INACTIVE</td>", given)
+    assert re.search(
+        rf'<tr><td>{premium_user.username}</td><td class="status" data-status="INACTIVE">Non attivo</td>',
+        given,
+    )
+    english = client.get("/panel/delegations", headers={"Accept-Language": "en"}).text
+    assert re.search(
+        rf'<tr><td>{premium_user.username}</td><td class="status" data-status="INACTIVE">Inactive</td>',
+        english,
+    )
 
 
 def test_usage_shows_transmissions_against_the_limits_and_the_space_used(client):

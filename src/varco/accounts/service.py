@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from sqlalchemy import event
 from sqlalchemy.orm import Session
 from stdnum.it import codicefiscale, iva
 
@@ -15,7 +14,7 @@ from varco.accounts.models import Account, AccountKind, Delegation, DelegationSt
 from varco.accounts.repository import AccountRepository
 from varco.core import blobs
 from varco.core.clock import Clock
-from varco.core.db import transaction_info
+from varco.core.db import forget_when_changed, pending_of, transaction_info
 from varco.core.errors import BadRequest, NotFound, VarcoError
 from varco.core.security import hash_password
 from varco.settings import Settings
@@ -188,20 +187,7 @@ def taxpayer_for(session: Session, caller: Account, country: str | None, vat: st
 
 
 _PAYERS = "accounts_payers"  # transaction_info: the paying account, by account id
-
-
-def _delegations_pending(session: Session) -> bool:
-    return any(
-        isinstance(instance, Delegation)
-        for pending in (session.new, session.dirty, session.deleted)
-        for instance in pending
-    )
-
-
-@event.listens_for(Session, "before_flush")
-def _forget_payers(session: Session, _context: object, _instances: object) -> None:
-    if _delegations_pending(session):
-        transaction_info(session).pop(_PAYERS, None)
+forget_when_changed(_PAYERS, Delegation)
 
 
 def paying_account(session: Session, account: Account) -> Account:
@@ -209,7 +195,7 @@ def paying_account(session: Session, account: Account) -> Account:
     Premium. Followed once per transaction and account (an upload asks in its §8 guard and again
     when it counts) unless delegations change in the transaction."""
     known = transaction_info(session).get(_PAYERS)
-    if known is not None and account.id in known and not _delegations_pending(session):
+    if known is not None and account.id in known and not pending_of(session, Delegation):
         return known[account.id]
     repo = AccountRepository(session)
     seen = {account.id}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Row, bindparam, event, func, or_, select, update
+from sqlalchemy import Row, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from varco.accounts.models import Delegation, DelegationStatus
 from varco.callbacks.models import CallbackDelivery, CallbackEndpoint
 from varco.callbacks.states import DeliveryStatus, EndpointStatus
-from varco.core.db import transaction_info
+from varco.core.db import forget_when_changed, pending_of, transaction_info
 from varco.events.models import Event
 
 PENDING = DeliveryStatus.PENDING.value
@@ -39,19 +39,8 @@ _RECEIVERS = (
 _RECEIVERS_KEY = "callback_receivers"  # transaction_info: receivers_of by account id
 
 
-def _changes_receivers(session: Session) -> bool:
-    """Pending changes to what decides an account's receivers (endpoints, delegations)?"""
-    return any(
-        isinstance(instance, (CallbackEndpoint, Delegation))
-        for pending in (session.new, session.dirty, session.deleted)
-        for instance in pending
-    )
-
-
-@event.listens_for(Session, "before_flush")
-def _forget_receivers(session: Session, _context: object, _instances: object) -> None:
-    if _changes_receivers(session):
-        transaction_info(session).pop(_RECEIVERS_KEY, None)
+# What decides an account's receivers: its endpoints and delegations.
+forget_when_changed(_RECEIVERS_KEY, CallbackEndpoint, Delegation)
 
 
 class CallbackRepository:
@@ -91,7 +80,7 @@ class CallbackRepository:
         from the other side). It runs for every event: columns, not entities, and read once per
         transaction and account unless endpoints or delegations change in it."""
         cached = transaction_info(self.session).setdefault(_RECEIVERS_KEY, {})
-        if account_id not in cached or _changes_receivers(self.session):
+        if account_id not in cached or pending_of(self.session, CallbackEndpoint, Delegation):
             self.session.flush()  # a Core select: no autoflush of its own
             cached[account_id] = list(self.session.execute(_RECEIVERS, {"account_id": account_id}))
         return cached[account_id]

@@ -173,6 +173,25 @@ def detached_row(model: type[T], values: dict[str, Any], row_id: int) -> T:
     return row
 
 
+def pending_of(session: Session, *models: type) -> bool:
+    """Unflushed new, changed or deleted objects of `models` in the session?"""
+    return any(
+        isinstance(instance, models)
+        for pending in (session.new, session.dirty, session.deleted)
+        for instance in pending
+    )
+
+
+def forget_when_changed(key: str, *models: type) -> None:
+    """Drop the transaction fact `key` whenever objects of `models` are flushed: what it was read
+    from has changed. Readers of the fact also check `pending_of` (changes not flushed yet)."""
+
+    @event.listens_for(Session, "before_flush")
+    def _forget(session: Session, _context: object, _instances: object) -> None:
+        if pending_of(session, *models):
+            transaction_info(session).pop(key, None)
+
+
 @event.listens_for(Session, "after_transaction_end")
 def _forget_transaction_info(session: Session, transaction: SessionTransaction) -> None:
     if transaction.parent is None or transaction.nested:
@@ -223,11 +242,13 @@ def begin_writing_now(session: Session) -> bool:
     dbapi.execute("PRAGMA busy_timeout=0")  # another process writing: SQLITE_BUSY at once
     try:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
-    except OperationalError:  # database is locked
+    except BaseException as exc:
+        dbapi.execute(_BUSY_TIMEOUT)  # before the connection goes back to the pool
         session.rollback()  # releases the writer lock (_QueuedWriters.rollback)
-        return False
-    finally:
-        dbapi.execute(_BUSY_TIMEOUT)
+        if isinstance(exc, OperationalError):  # database is locked
+            return False
+        raise
+    dbapi.execute(_BUSY_TIMEOUT)
     return True
 
 

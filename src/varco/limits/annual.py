@@ -46,30 +46,17 @@ def _lock_row(session: Session, account_id: int, year: int, limit: int) -> Annua
 
 
 # Run on every authenticated call (§8 guard) and every upload: built once, bound per call.
-_ACTIVE_LOCK = (
-    select(AnnualLock)
-    .where(
-        AnnualLock.account_id == bindparam("account_id"),
-        AnnualLock.year == bindparam("year"),
-        AnnualLock.unlocked_at.is_(None),
-    )
-    .order_by(AnnualLock.id)
-    .limit(1)
+_LOCKS = AnnualLock.__table__.c
+_IS_ACTIVE_LOCK = (
+    _LOCKS.account_id == bindparam("account_id"),
+    _LOCKS.year == bindparam("year"),
+    _LOCKS.unlocked_at.is_(None),
 )
-
-
+_ACTIVE_LOCK = select(AnnualLock).where(*_IS_ACTIVE_LOCK).order_by(_LOCKS.id).limit(1)
 # The active lock's figures without loading the row (every upload asks, twice): a Core select on
 # the table's columns (half the cost of an ORM-enabled one).
-_LOCKS = AnnualLock.__table__.c
 _ACTIVE_LOCK_USED = (
-    select(_LOCKS.used, _LOCKS.annual_limit)
-    .where(
-        _LOCKS.account_id == bindparam("account_id"),
-        _LOCKS.year == bindparam("year"),
-        _LOCKS.unlocked_at.is_(None),
-    )
-    .order_by(_LOCKS.id)
-    .limit(1)
+    select(_LOCKS.used, _LOCKS.annual_limit).where(*_IS_ACTIVE_LOCK).order_by(_LOCKS.id).limit(1)
 )
 
 

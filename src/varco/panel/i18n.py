@@ -96,6 +96,11 @@ ITALIAN: dict[str, str] = {
     "Approve": "Approva",
     "Suspend": "Sospendi",
     "Revoke": "Revoca",
+    "Resume": "Riattiva",
+    # delegation states, in the "Stato" column ("Active" is with the token states)
+    "Suspended": "Sospeso",
+    "Inactive": "Non attivo",
+    "Awaiting approval": "In attesa di approvazione",
     "Reactivate": "Riattiva",
     "Assignors": "Cedenti",
     "Tier": "Fascia",
