@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, bindparam, select, update
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, bindparam, event, select, update
+from sqlalchemy.orm import Mapped, Session, SessionTransaction, mapped_column
 
 from varco.core.db import Base, UTCDateTime, append_row, per_dialect, transaction_info
 
@@ -61,7 +61,8 @@ def store(
     now: datetime,
     sha256: str | None = None,  # the content's, when the caller has it already
 ) -> Blob:
-    """Store a file; its size counts against `account_id`'s space in the same transaction.
+    """Store a file; its size counts against `account_id`'s space in the same transaction (added
+    at its commit, see _SPACE; `used_bytes` counts it already).
 
     No ORM flush (`append_row`): the Blob returned is not in the session (`rename` changes its name)."""
     values = {
@@ -74,8 +75,37 @@ def store(
     }
     blob = append_row(session, Blob, values)
     if account_id is not None:
-        session.connection().execute(_ADD_USAGE(session), {"account_id": account_id, "bytes": len(content)})
+        if session.in_nested_transaction():  # a savepoint may roll the file back: count it with it
+            _add_usage_now(session, account_id, len(content))
+        else:
+            space = session.info.setdefault(_SPACE, {})
+            space[account_id] = space.get(account_id, 0) + len(content)
     return blob
+
+
+# Space is added at commit, account by account in id order: the `storage_usage` row is then
+# locked only at the end, and in the same order by every transaction. Added as each file was
+# stored, two SDI deliveries between the same two clients (one storing for A then B, the other
+# for B then A) deadlocked on PostgreSQL.
+_SPACE = "varco_blob_space"  # session.info: bytes stored per account, not yet added
+
+
+def _add_usage_now(session: Session, account_id: int, size: int) -> None:
+    session.connection().execute(_ADD_USAGE(session), {"account_id": account_id, "bytes": size})
+
+
+@event.listens_for(Session, "before_commit")
+def _add_space(session: Session) -> None:
+    if session.in_nested_transaction():  # a savepoint's release: the transaction goes on
+        return
+    for account_id, size in sorted(session.info.pop(_SPACE, {}).items()):
+        _add_usage_now(session, account_id, size)
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _forget_space(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is None:  # rolled back (a commit has added and dropped it already)
+        session.info.pop(_SPACE, None)
 
 
 def rename(session: Session, blob_id: int, name: str) -> None:
@@ -99,4 +129,5 @@ def content(session: Session, blob_id: int) -> bytes:
 def used_bytes(session: Session, account_id: int) -> int:
     """Bytes of stored files that count against the account's space (§2.3 usedSpaceKB, §7.2 0097)."""
     session.flush()  # a Core select: no autoflush of its own
-    return session.scalar(_USED_BYTES, {"account_id": account_id}) or 0
+    stored = session.scalar(_USED_BYTES, {"account_id": account_id}) or 0
+    return stored + session.info.get(_SPACE, {}).get(account_id, 0)
