@@ -26,6 +26,13 @@ log = logging.getLogger("varco.upload")
 # a few milliseconds at most. Typical invoices weigh 5-30 KB; larger files go to the threadpool.
 _BRIEF_BODY = 64 * 1024
 
+
+def _brief(raw: bytes) -> bool:
+    """Small enough for the event loop, and nothing on the way waits on the network: embedded mode
+    only (with Redis set, the §8 guard and the job wake-up are network calls)."""
+    return len(raw) <= _BRIEF_BODY and get_settings().embedded
+
+
 _RESPONSES = {413: {"model": UploadResult, "description": "File exceeds the maximum size (errorCode 0033)"}}
 
 
@@ -87,7 +94,7 @@ _BODY = {
 )
 async def upload(request: Request, session: SessionDep) -> UploadResult:
     raw = await request.body()
-    return await run_writing(session, _upload, request, raw, False, session, brief=len(raw) <= _BRIEF_BODY)
+    return await run_writing(session, _upload, request, raw, False, session, brief=_brief(raw))
 
 
 @router.post(
@@ -99,4 +106,4 @@ async def upload(request: Request, session: SessionDep) -> UploadResult:
 )
 async def upload_signed(request: Request, session: SessionDep) -> UploadResult:
     raw = await request.body()
-    return await run_writing(session, _upload, request, raw, True, session, brief=len(raw) <= _BRIEF_BODY)
+    return await run_writing(session, _upload, request, raw, True, session, brief=_brief(raw))
