@@ -79,3 +79,27 @@ def test_space_of_a_rolled_back_transaction_does_not_count(db: Database) -> None
     finally:
         session.close()
     assert _used(db, account.id) == 7
+
+
+def test_space_counts_when_the_transaction_commits_with_a_savepoint_still_open(db: Database) -> None:
+    account = make_account()
+    session = db.sessions()
+    try:
+        with session.begin():
+            blobs.store(session, "before.xml", b"x" * 1000, account.id, current_clock().now())
+            session.begin_nested()  # left open: committed with the transaction
+            blobs.store(session, "inside.xml", b"x" * 20, account.id, current_clock().now())
+    finally:
+        session.close()
+    assert _used(db, account.id) == 1020
+
+
+def test_space_stored_before_a_savepoint_that_is_released_counts_once(db: Database) -> None:
+    account = make_account()
+    with db.unit_of_work() as session:
+        blobs.store(session, "before.xml", b"x" * 100, account.id, current_clock().now())
+        with session.begin_nested():
+            blobs.store(session, "inside.xml", b"x" * 3, account.id, current_clock().now())
+        blobs.store(session, "after.xml", b"x" * 40, account.id, current_clock().now())
+        assert blobs.used_bytes(session, account.id) == 143
+    assert _used(db, account.id) == 143

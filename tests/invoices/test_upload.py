@@ -439,3 +439,36 @@ def test_an_upload_waits_for_the_write_lock_without_stopping_other_requests(clie
     sending.join(timeout=60)
     assert answers["upload"].json()["errorCode"] == "0000", answers["upload"].text
     assert len(invoices_of(account.id)) == 1
+
+
+def test_an_upload_never_waits_for_a_database_connection(client, supplier, db):
+    # Connections given back only when the loop runs a request's cleanup must not make work on the
+    # loop wait for one (the pool would wait 30 s, the loop with it).
+    _sqlite_only(db)
+    account, token = supplier
+    held = [db.engine.connect() for _ in range(db.engine.pool.size() + 10)]
+    try:
+        assert upload(client, token, invoice_xml()).json()["errorCode"] == "0000"
+    finally:
+        for connection in held:
+            connection.close()
+    assert len(invoices_of(account.id)) == 1
+
+
+def test_an_upload_answers_while_the_job_queue_is_busy_and_its_job_runs_after(client, supplier, db, queue):
+    # The wake-up of the asynchronous stage goes to huey's SQLite storage, which serialises its
+    # users on one lock (the embedded workers poll through it): when it is taken, the wake-up is
+    # sent from a thread of its own, so neither the answer nor other requests wait for it.
+    _sqlite_only(db)
+    account, token = supplier
+    answers: dict[str, object] = {}
+    with queue.huey.storage.lock:  # a worker polling the queue, for as long as it takes
+        sending = threading.Thread(target=lambda: answers.update(upload=upload(client, token, invoice_xml())))
+        sending.start()
+        sending.join(timeout=20)
+        assert not sending.is_alive(), "the upload waited for the job queue"
+        assert answers["upload"].json()["errorCode"] == "0000", answers["upload"].text
+        assert client.get("/health").status_code == 200
+    assert queue.drain() >= 1  # the wake-up arrived once the storage was free
+    [invoice] = invoices_of(account.id)
+    assert invoice.state != InvoiceState.PRESA_IN_CARICO

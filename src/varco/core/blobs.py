@@ -96,8 +96,9 @@ def _add_usage_now(session: Session, account_id: int, size: int) -> None:
 
 @event.listens_for(Session, "before_commit")
 def _add_space(session: Session) -> None:
-    if session.in_nested_transaction():  # a savepoint's release: the transaction goes on
-        return
+    # Also when a savepoint is released (this event cannot tell it from the commit of a transaction
+    # that leaves a savepoint open): what the transaction stored before it then counts inside
+    # it, and stays counted with it. Files stored inside a savepoint are counted at once (store).
     for account_id, size in sorted(session.info.pop(_SPACE, {}).items()):
         _add_usage_now(session, account_id, size)
 

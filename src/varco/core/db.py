@@ -58,17 +58,33 @@ def _sqlite_pragmas(dbapi_connection: object, _record: object) -> None:
     cursor.close()
 
 
+_WAITING = threading.Lock()  # guards the waiting counts
+
+
 class _QueuedWriters(sqlite3.Connection):
     """Transactions of one process wait for each other on a Python lock, handed over at COMMIT or
     ROLLBACK, instead of polling in SQLite's busy handler, whose growing sleeps (up to 100 ms)
     leave the database idle between concurrent requests. Other processes still meet busy_timeout."""
 
     writer_lock: threading.Lock  # one per engine (see make_engine)
+    waiting: list[int]  # one per engine: threads waiting for writer_lock (a list: shared, mutable)
     _holds = False
 
     def acquire_writer(self, wait: bool = True) -> bool:
-        # Waiting: as long as busy_timeout, then SQLite decides.
-        self._holds = self.writer_lock.acquire(timeout=30) if wait else self.writer_lock.acquire(False)
+        """The writer lock; waiting at most as long as busy_timeout (then SQLite decides).
+        Without `wait`, only if it is free and no thread waits for it (none is passed over)."""
+        if not wait:
+            self._holds = not self.waiting[0] and self.writer_lock.acquire(False)
+            return self._holds
+        self._holds = self.writer_lock.acquire(False)
+        if not self._holds:
+            with _WAITING:
+                self.waiting[0] += 1
+            try:
+                self._holds = self.writer_lock.acquire(timeout=30)
+            finally:
+                with _WAITING:
+                    self.waiting[0] -= 1
         return self._holds
 
     def release_writer(self) -> None:
@@ -229,9 +245,10 @@ def _begin_immediate(conn: Connection) -> None:
 
 def begin_writing_now(session: Session) -> bool:
     """SQLite: begin the session's write transaction (BEGIN IMMEDIATE) only if nobody holds the
-    write lock, in this process or another: never waits. True when begun; False leaves the session
-    without a transaction. For work run on the event loop, which must not wait for a lock that a
-    thread could hold until the loop schedules its commit (core/turns.py)."""
+    write lock, in this process or another, and no thread of this process waits for it: never
+    waits. True when begun; False leaves the session without a transaction. For work run on the
+    event loop, which must not wait for a lock that a thread could hold until the loop schedules
+    its commit (core/turns.py)."""
     if session.in_transaction():
         return False
     connection = session.connection(execution_options={_AUTOCOMMIT_READS: True})  # no BEGIN yet
@@ -239,8 +256,8 @@ def begin_writing_now(session: Session) -> bool:
     if isinstance(dbapi, _QueuedWriters) and not dbapi.acquire_writer(wait=False):
         session.rollback()
         return False
-    dbapi.execute("PRAGMA busy_timeout=0")  # another process writing: SQLITE_BUSY at once
     try:
+        dbapi.execute("PRAGMA busy_timeout=0")  # another process writing: SQLITE_BUSY at once
         connection.exec_driver_sql("BEGIN IMMEDIATE")
     except BaseException as exc:
         dbapi.execute(_BUSY_TIMEOUT)  # before the connection goes back to the pool
@@ -254,9 +271,11 @@ def begin_writing_now(session: Session) -> bool:
 
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
-        factory = type("QueuedWriters", (_QueuedWriters,), {"writer_lock": threading.Lock()})
+        factory = type("QueuedWriters", (_QueuedWriters,), {"writer_lock": threading.Lock(), "waiting": [0]})
         connect_args = {"check_same_thread": False, "isolation_level": None, "factory": factory}
-        engine = create_engine(url, connect_args=connect_args)
+        # No limit on connections: a checkout never waits, so work on the event loop
+        # (begin_writing_now) cannot wait for a connection that only the loop would give back.
+        engine = create_engine(url, connect_args=connect_args, max_overflow=-1)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin_immediate)
         return engine

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
+from queue import Queue
 from typing import Any
 
 from huey import Huey, MemoryHuey, RedisHuey, crontab
 from huey.storage import SqliteStorage
 from sqlalchemy import bindparam, event, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, SessionTransaction
 
 from varco.core.clock import Clock, current_clock
 from varco.core.db import append_row, detached_row, per_dialect, unit_of_work
@@ -142,14 +144,86 @@ def _run_follow_ons(session: Session, clock: Clock) -> None:
 def _send_after_commit(session: Session) -> None:
     ids = session.info.pop(_PENDING_KEY, [])
     if ids:
-        queue = get_queue()
+        if session.info.get(_ON_EVENT_LOOP) and _queue_busy():
+            _sender.put(ids)
+        else:
+            _send(ids)
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _drop_after_rollback(session: Session, transaction: SessionTransaction) -> None:
+    # The whole transaction only: a savepoint rolled back leaves the jobs queued before it.
+    if transaction.parent is None:
+        session.info.pop(_PENDING_KEY, None)
+
+
+def _send(ids: list[int]) -> None:
+    try:
+        wake_ups = get_queue()
         for job_id in ids:
-            queue.send(job_id)
+            wake_ups.send(job_id)
+    except Exception:  # noqa: BLE001 - the rows are committed: the reconciler sends them again
+        log.warning("wake-up of jobs %s not sent; the reconciler will send it", ids, exc_info=True)
 
 
-@event.listens_for(Session, "after_rollback")
-def _drop_after_rollback(session: Session) -> None:
-    session.info.pop(_PENDING_KEY, None)
+_ON_EVENT_LOOP = "jobs_on_event_loop"  # session.info: its commit runs on the event loop
+
+
+def _queue_busy() -> bool:
+    """Would sending wait? huey's SQLite storage serialises its users (the embedded workers'
+    polls, other senders) on one lock: taken, the wake-up goes to the sender thread. Handing
+    every wake-up over would cost an upload ~10 % more CPU (thread switches)."""
+    lock = getattr(get_queue().huey.storage, "lock", None)
+    return lock is not None and lock.locked()
+
+
+@contextmanager
+def committing_on_event_loop(session: Session) -> Iterator[None]:
+    """The session commits on the event loop (core/turns.py): its wake-ups are sent from a thread
+    of their own when huey's SQLite storage is busy (see _queue_busy). Another process holding
+    huey's file can still make the loop wait, up to huey's 5 s busy timeout, after which the
+    wake-up is left to the reconciler."""
+    session.info[_ON_EVENT_LOOP] = True
+    try:
+        yield
+    finally:
+        session.info.pop(_ON_EVENT_LOOP, None)
+
+
+class _Sender:
+    """One thread that sends the wake-ups handed to it, in commit order."""
+
+    def __init__(self) -> None:
+        self._ids: Queue[list[int]] = Queue()
+        self._thread: threading.Thread | None = None
+        self._starting = threading.Lock()
+
+    def put(self, ids: list[int]) -> None:
+        if self._thread is None:
+            with self._starting:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="varco-wake-ups", daemon=True)
+                    self._thread.start()
+        self._ids.put(ids)
+
+    def _run(self) -> None:
+        while True:
+            ids = self._ids.get()
+            try:
+                _send(ids)
+            finally:
+                self._ids.task_done()
+
+    def wait(self) -> None:
+        self._ids.join()
+
+
+_sender = _Sender()
+
+
+def wait_for_wake_ups() -> None:
+    """Until the wake-ups handed to the sender thread are in the queue (drain, orderly shutdown)."""
+    _sender.wait()
 
 
 def run_job(job_id: int) -> str:
@@ -248,6 +322,7 @@ class JobQueue:
 
     def drain(self, limit: int = 10_000) -> int:
         """Run queued messages in this thread until the queue is empty (tests, CLI)."""
+        wait_for_wake_ups()
         done = 0
         while done < limit:
             task = self.huey.dequeue()

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from varco.core.db import begin_writing_now
+from varco.core.jobs import committing_on_event_loop
 
 T = TypeVar("T")
 
@@ -33,17 +34,27 @@ async def run_writing(session: Session, work: Callable[..., T], *args: Any, brie
     CPU this way with four in flight; docs/performance.md). On PostgreSQL they run side by side:
     rows lock, not the database, and network waits overlap.
 
-    `brief`: the work takes a few milliseconds of CPU at most (a small upload). On SQLite it then
-    runs on the event loop itself when the write lock is free, its transaction begun first: no
-    threadpool hop, no GIL handover (~25 % less CPU per upload). It never waits for the lock there,
-    which a thread may hold until the loop schedules its commit; it goes to the threadpool instead."""
+    `brief`: the work takes a few milliseconds of CPU at most and waits on nothing but the local
+    database (a small upload in embedded mode). On SQLite it then runs on the event loop itself
+    when the write lock is free, its transaction begun first: no threadpool hop, no GIL handover
+    (~25 % less CPU per upload). It never waits for the lock there, which a thread may hold until
+    the loop schedules its commit; it goes to the threadpool instead. Its job wake-ups are sent
+    from a thread (core/jobs.py).
+
+    Either way a failure rolls back at once, which frees SQLite's write lock before the loop gets
+    to the request's cleanup."""
     if session.get_bind().dialect.name != "sqlite":
-        return await run_in_threadpool(work, *args)
+        return await run_in_threadpool(_undone_on_error, session, work, *args)
     async with _turn():
         if brief and begin_writing_now(session):
-            try:
-                return work(*args)
-            except BaseException:
-                session.rollback()  # frees the write lock now, not when the loop gets to the cleanup
-                raise
-        return await run_in_threadpool(work, *args)
+            with committing_on_event_loop(session):
+                return _undone_on_error(session, work, *args)
+        return await run_in_threadpool(_undone_on_error, session, work, *args)
+
+
+def _undone_on_error(session: Session, work: Callable[..., T], *args: Any) -> T:
+    try:
+        return work(*args)
+    except BaseException:
+        session.rollback()
+        raise

@@ -13,7 +13,7 @@ import logging
 from datetime import UTC, datetime
 
 from sqlalchemy import bindparam, event, select
-from sqlalchemy.orm import Session, object_session
+from sqlalchemy.orm import Session, SessionTransaction, object_session
 
 from varco.accounts.models import Account
 from varco.core.clock import Clock, current_clock
@@ -210,6 +210,8 @@ def _enforce_annual_limit(session: Session) -> None:
             )
 
 
-@event.listens_for(Session, "after_rollback")
-def _forget(session: Session) -> None:
-    session.info.pop(usage.TOUCHED, None)
+@event.listens_for(Session, "after_transaction_end")
+def _forget(session: Session, transaction: SessionTransaction) -> None:
+    # The whole transaction only (after_rollback also fires for a savepoint rolled back).
+    if transaction.parent is None:
+        session.info.pop(usage.TOUCHED, None)
