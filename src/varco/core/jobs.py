@@ -222,7 +222,7 @@ _sender = _Sender()
 
 
 def wait_for_wake_ups() -> None:
-    """Until the wake-ups handed to the sender thread are in the queue (drain, orderly shutdown)."""
+    """Until the wake-ups handed to the sender thread are in the queue (`JobQueue.drain`)."""
     _sender.wait()
 
 

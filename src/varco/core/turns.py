@@ -1,4 +1,5 @@
-"""Request work that writes, run in the threadpool one request at a time where that is faster."""
+"""Request work that writes: in the threadpool, or on the event loop when it is brief and the
+SQLite write lock is free; on SQLite one request at a time."""
 
 from __future__ import annotations
 

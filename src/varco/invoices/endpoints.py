@@ -38,8 +38,9 @@ _RESPONSES = {413: {"model": UploadResult, "description": "File exceeds the maxi
 
 
 def _upload(request: Request, raw: bytes, signed: bool, session: Session) -> UploadResult:
-    """The whole request in one threadpool hop (this path is the one clients hit hardest): the bearer
-    check and §8 guard first, as `Caller` would run them, then the body, the checks and the store.
+    """The whole request in one go, in the threadpool or on the event loop (core/turns.py; this is
+    the path clients hit hardest): the bearer check and §8 guard first, as `Caller` would run them,
+    then the body, the checks and the store.
     Settings and clock are read here, not injected: each dependency costs the hottest path ~1 %."""
     settings, clock = get_settings(), current_clock()
     with reading(session, then_write=True):  # one transaction for the request (SQLite: see reading)
