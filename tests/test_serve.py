@@ -1,45 +1,18 @@
-"""README command 1 in miniature: `varco serve` on the embedded default, demo sign-in, refresh, userInfo."""
+"""README command 1 in miniature: `varco serve` on the embedded default, demo sign-in, refresh,
+userInfo; what it leaves on disk and in its log."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
+import stat
 
 import httpx
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.live_server import live_server
 
 
 def test_serve_with_demo_data_and_embedded_worker(tmp_path):
-    port = _free_port()
-    env = {**os.environ, "VARCO_DATA_DIR": str(tmp_path), "VARCO_PROFILE": "demo"}
-    env.pop("VARCO_DATABASE_URL", None)
-    env.pop("VARCO_REDIS_URL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "varco.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            raise AssertionError("server did not start")
+    with live_server(tmp_path) as server:
+        base = server.base
         token = httpx.post(
             f"{base}/auth/signin",
             data={"grant_type": "password", "username": "demo-premium", "password": "demo-premium-pw"},
@@ -58,10 +31,33 @@ def test_serve_with_demo_data_and_embedded_worker(tmp_path):
             data={"grant_type": "password", "username": "demo-basic", "password": "demo-basic-pw"},
         )
         assert basic.status_code == 200  # basic user delegated to demo-premium
-    finally:
-        proc.terminate()
-        output, _ = proc.communicate(timeout=30)
+    output = server.log()
     assert "demo account created: demo-premium / demo-premium-pw" in output
     assert "demo account created: demo-admin / demo-admin-pw" in output
     assert "embedded worker started" in output
     assert "Application shutdown complete" in output  # clean shutdown (uvicorn re-raises SIGTERM)
+
+
+def test_data_files_are_readable_by_the_owner_only(tmp_path):
+    with live_server(tmp_path) as server:
+        server.sign_in()
+        paths = [server.data_dir, *server.data_dir.rglob("*")]
+    assert any(p.name == "varco.sqlite3" for p in paths) and any(p.name == "huey.sqlite3" for p in paths)
+    for path in paths:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
+
+
+def test_credentials_in_a_query_string_stay_out_of_the_access_log(tmp_path):
+    with live_server(tmp_path) as server:
+        refused = httpx.post(
+            f"{server.base}/auth/signin?grant_type=password&username=demo-premium&password=Hunter2-Secret",
+            data={},
+        )
+        assert refused.status_code == 400
+        token = server.sign_in()
+        httpx.get(f"{server.base}/auth/userInfo?access_token={token}&refresh_token=R3fresh-Secret")
+        log = server.log()
+    assert "/auth/signin?grant_type=password&username=demo-premium&password=***" in log
+    for secret in ("Hunter2-Secret", token, "R3fresh-Secret"):
+        assert secret not in log

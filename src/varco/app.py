@@ -6,16 +6,17 @@ import logging
 
 from fastapi import FastAPI
 
-from varco import __version__
+from varco import __version__, openapi
 from varco.accounts.endpoints import router as accounts_router
 from varco.accounts.multisellers.endpoints import router as multisellers_router
 from varco.auth.endpoints import router as auth_router
 from varco.callbacks.endpoints import install_openapi_examples
 from varco.callbacks.endpoints import router as callbacks_router
 from varco.comfin.endpoints import router as comfin_router
+from varco.core.bodies import BodyLimitMiddleware
 from varco.core.errors import install_handlers
 from varco.core.health import router as health_router
-from varco.core.requests import RequestIdFilter, RequestIdMiddleware
+from varco.core.requests import RequestIdFilter, RequestIdMiddleware, ScrubQueryFilter
 from varco.invoices.endpoints import router as invoices_router
 from varco.legacy.endpoints import router as legacy_router
 from varco.limits.middleware import install as install_limits
@@ -38,6 +39,9 @@ def configure_logging(level: int = logging.INFO) -> None:
         if not any(isinstance(f, RequestIdFilter) for f in handler.filters):
             root.removeHandler(handler)
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    access = logging.getLogger("uvicorn.access")  # uvicorn's dictConfig keeps a logger's filters
+    if not any(isinstance(f, ScrubQueryFilter) for f in access.filters):
+        access.addFilter(ScrubQueryFilter())
     if not any(isinstance(f, RequestIdFilter) for h in root.handlers for f in h.filters):
         handler = logging.StreamHandler()
         handler.addFilter(RequestIdFilter())
@@ -55,6 +59,9 @@ def create_app() -> FastAPI:
 
     app = FastAPI(title="varco", version=__version__, description=DESCRIPTION)
     install_handlers(app)
+    # Bodies are counted while read, before authentication and parsing; inside the limits (a
+    # refused IP reads nothing) and inside RequestIdMiddleware (413 bodies carry the request id).
+    app.add_middleware(BodyLimitMiddleware)
     install_limits(app)  # §8: inside RequestIdMiddleware, so 429 bodies carry the request id
     app.add_middleware(RequestIdMiddleware)
     for router in (
@@ -74,4 +81,5 @@ def create_app() -> FastAPI:
     ):
         app.include_router(router)
     install_openapi_examples(app)  # examples keep their null fields
+    openapi.install(app)  # each operation's refusals, in its route's shape
     return app

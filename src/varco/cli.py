@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import os
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -255,6 +256,9 @@ _register_optional_commands()
 
 
 def main() -> None:
+    # Data files (database, queue, mail, backups) readable by the owner only: they hold invoices,
+    # password hashes and encrypted secrets (docs/security.md).
+    os.umask(0o077)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     app()
 

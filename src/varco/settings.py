@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, SecretStr, model_validator
+from pydantic import BeforeValidator, Field, IPvAnyNetwork, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEMO_SECRET = "varco-demo-secret-change-me"
@@ -78,6 +78,17 @@ class Settings(BaseSettings):
 
     # §8.1 / §7.2 0033: size of a sent file
     max_upload_bytes: int = 5 * 1024 * 1024
+    # Request bodies are counted while they are read, before authentication and parsing (413,
+    # docs/security.md): every route but those carrying a file; sign-in's form included.
+    max_body_bytes: int = 1024 * 1024
+    # Routes carrying a file (upload, uploadSigned, comfin, the panel's upload): unset = the largest
+    # file as base64 with line breaks, plus room for the JSON around it (`file_body_bytes`).
+    max_file_body_bytes: int | None = None
+    # Archives (a communication's ZIP, `varco validate`): counted while inflating, headers never
+    # trusted (docs/security.md)
+    archive_max_entries: int = 100
+    archive_max_entry_bytes: int = 5 * 1024 * 1024
+    archive_max_total_bytes: int = 20 * 1024 * 1024
     # §8.1: multiseller / search page size
     page_size_default: int = 10
     page_size_max: int = 100
@@ -114,7 +125,9 @@ class Settings(BaseSettings):
     callback_retry_base: Duration = timedelta(minutes=1)  # first back-off; doubles after each failure
     callback_retry_max_delay: Duration = timedelta(hours=4)
     callback_max_per_account: int = 10
-    callback_allowed_networks: list[str] = Field(default_factory=list)  # CIDRs exempt from SSRF refusal
+    # CIDRs a callback may reach although loopback or private (never link-local, metadata, reserved...);
+    # unset: loopback (127.0.0.0/8, ::1) on the demo profile, none in production (callbacks/urls.py)
+    callback_allowed_networks: list[IPvAnyNetwork] | None = None
     events_page_default: int = 100  # GET /api/v2/events limit
     events_page_max: int = 1000
     events_feed_wait: Duration = timedelta(seconds=5)  # PostgreSQL: longest wait for in-flight events
@@ -143,6 +156,13 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'varco.sqlite3').resolve()}"
+
+    @property
+    def file_body_bytes(self) -> int:
+        """Largest body of a route carrying a file: base64 adds 4/3 and MIME line breaks ~3 %."""
+        if self.max_file_body_bytes is not None:
+            return self.max_file_body_bytes
+        return self.max_upload_bytes * 4 // 3 * 103 // 100 + 64 * 1024
 
     @property
     def embedded(self) -> bool:

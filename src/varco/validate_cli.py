@@ -1,13 +1,15 @@
 """`varco validate FILE...`: run the service's checks on invoice files, offline.
 
 Registered by `varco.cli` as `app.command("validate")(validate)`. Exit 0 when every file is
-accepted, 1 when any is refused, 2 on usage errors.
+accepted, 1 when any is refused, 2 on usage errors. Files are read up to the contract's size
+(5 MB) and one byte more: anything larger (/dev/zero too) is refused as 0033, the rest unread.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from datetime import date
 from pathlib import Path
 from typing import NoReturn
@@ -16,7 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import typer
 
 from varco.core.clock import current_clock
-from varco.fatturapa import CheckOptions, Report, check
+from varco.fatturapa import CheckOptions, Finding, Report, check
 
 TRANSMITTER_ENV = "VARCO_TRANSMITTER_ID"
 
@@ -40,15 +42,14 @@ def validate(
     ),
 ) -> None:
     """Check invoice files as the service would on upload, then as its asynchronous checks would."""
-    received = _received_date(today)
-    contents = [_read(path) for path in files]  # usage errors first, before any output
     options = CheckOptions(
         transmitter_id=transmitter if transmitter is not None else os.environ.get(TRANSMITTER_ENV) or None,
         account_vat=account_vat,
         skip_extra_schema=skip_extra_schema,
-        received_date=received,
+        received_date=_received_date(today),
     )
-    reports = [check(data, options) for data in contents]
+    contents = [_read(path, options.max_bytes) for path in files]  # usage errors first, before any output
+    reports = [_too_large(options.max_bytes) if data is None else check(data, options) for data in contents]
     if json_output:
         typer.echo(json.dumps([_as_json(path, r) for path, r in zip(files, reports, strict=True)], indent=2))
     else:
@@ -74,15 +75,38 @@ def _received_date(today: str | None) -> date:
     return current_clock().now().astimezone(zone).date()
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path, max_bytes: int) -> bytes | None:
+    """The file's bytes, or None when it holds more than `max_bytes` (never read further)."""
     try:
-        return path.read_bytes()
+        # Non-blocking open: a FIFO without a writer must not hang the command.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         _usage(f"{path}: no such file")
-    except IsADirectoryError:
-        _usage(f"{path}: is a directory")
     except OSError as exc:
         _usage(f"{path}: cannot read: {exc.strerror}")
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
+        os.close(fd)
+        _usage(f"{path}: is a directory")
+    os.set_blocking(fd, True)  # a FIFO with a writer: wait for what it writes
+    try:
+        with open(fd, "rb") as file:
+            data = file.read(max_bytes + 1)
+    except OSError as exc:
+        _usage(f"{path}: cannot read: {exc.strerror}")
+    if stat.S_ISFIFO(mode) and not data:
+        _usage(f"{path}: is a FIFO with nothing written to it")
+    return None if len(data) > max_bytes else data
+
+
+def _too_large(max_bytes: int) -> Report:
+    finding = Finding(
+        code="0033",
+        message=f"The file is larger than {max_bytes} bytes; the maximum is {max_bytes} bytes",
+        stage="sync",
+        hint="Reduce the file (e.g. move attachments out of the invoice) below the limit.",
+    )
+    return Report(accepted=False, errors=[finding])
 
 
 def _usage(message: str) -> NoReturn:

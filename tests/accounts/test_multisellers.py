@@ -176,7 +176,7 @@ def test_detail_by_id_and_other_users_ids_are_not_found(client, premium):
         assert response.status_code == 404, response.text
         assert f"no multiseller with id {missing}" in response.json()["errorDescription"]
     bad = client.get("/auth/multicedenti/abc", headers=bearer(token))
-    assert bad.status_code == 400 and "must be a number" in bad.json()["errorDescription"]
+    assert bad.status_code == 400 and "must be an integer" in bad.json()["errorDescription"]
 
 
 def test_two_premium_users_see_only_their_own_assignors(client):

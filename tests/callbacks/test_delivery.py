@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 
 from tests.callbacks.support import (
+    SignedIn,
     advance,
     deliveries,
     feed,
@@ -267,3 +268,63 @@ def test_endpoints_changed_in_a_transaction_decide_its_later_events(client):
         assert record(session, "IT05555550028_C0002.xml") == 1
         callbacks.delete(session, account, endpoint.id, clock)
         assert record(session, "IT05555550028_C0003.xml") == 0
+
+
+def test_an_endpoint_whose_url_cannot_be_sent_fails_its_deliveries_and_blocks_nothing(
+    client, receiver, queue, clock, caplog
+):
+    """An endpoint stored before the URL rules (its URL holds CR/LF, refused today): each attempt
+    fails with the reason in lastError, under the usual back-off and give-up; the account's other
+    endpoint and the endpoint's other lanes go on."""
+    from sqlalchemy import select, update
+
+    from varco.callbacks.models import CallbackEndpoint
+    from varco.core.models import JobRow
+
+    unsendable = "refused: url must not contain control characters or whitespace: U+000D"
+    account, token = user(client)
+    good = register(client, token, receiver.url, receiver)
+    old = register(client, token, receiver.url + "?old=1")
+    with unit_of_work() as session:  # what an older version let through
+        session.execute(
+            update(CallbackEndpoint)
+            .where(CallbackEndpoint.id == int(old["id"]))
+            .values(url=receiver.url + "\r\nX-Injected: 1")
+        )
+    first = status_event(account, "IT05555550028_U0001.xml", status=3)
+    run(queue)
+    [row] = deliveries(client, token, old["id"])
+    assert (row["eventId"], row["status"], row["attempts"]) == (first, "PENDING", 1)
+    assert row["lastStatusCode"] is None and row["lastError"].startswith(unsendable)
+    assert row["nextAttemptAt"] == "2026-11-23T09:01:00.000+01:00"
+
+    # the next event of the same invoice reaches the other endpoint; another lane is attempted too
+    second = status_event(account, "IT05555550028_U0001.xml", status=7)
+    other = status_event(account, "IT05555550028_U0002.xml", status=3)
+    run(queue)
+    assert receiver.accepted_ids() == [first, second, other]
+    rows = {r["eventId"]: r for r in deliveries(client, token, old["id"])}
+    assert (rows[second]["attempts"], rows[other]["attempts"]) == (0, 1)  # second waits behind first
+    assert rows[other]["lastError"] == row["lastError"]
+
+    advance(clock, queue, timedelta(minutes=1))
+    rows = {r["eventId"]: r for r in deliveries(client, token, old["id"])}
+    assert (rows[first]["status"], rows[first]["attempts"]) == ("PENDING", 2)
+
+    # a day later the attempt fails for good: the endpoint is disabled, its waiting deliveries dropped
+    me = SignedIn(client, account)
+    advance(clock, queue, timedelta(days=1))
+    token = me.token
+    rows = {r["eventId"]: r for r in deliveries(client, token, old["id"])}
+    assert {r["status"] for r in rows.values()} == {"FAILED", "CANCELLED"}
+    assert rows[first]["lastError"].startswith(unsendable)
+    endpoint = client.get(f"/api/v2/callbacks/{old['id']}", headers=bearer(token)).json()
+    assert endpoint["status"] == "DISABLED" and "U+000D" in endpoint["disabledReason"]
+    assert receiver.accepted()[-1].event_type == "callbackDisabled"  # told on the other endpoint
+    assert [d["status"] for d in deliveries(client, token, good["id"])] == ["DELIVERED"] * 4
+
+    # no job failed on the way (the attempt used to escape as httpx.InvalidURL after the commit)
+    with unit_of_work() as session:
+        errors = session.scalars(select(JobRow.last_error).where(JobRow.last_error.is_not(None))).all()
+    assert not [e for e in errors if "committed" in e or "InvalidURL" in e]
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]

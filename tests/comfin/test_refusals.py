@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from tests.comfin.support import OTHER_VAT, SUPPLIER_VAT, b64, df_xml, li_xml, sign, tamper, zip_of
 from tests.factories import bearer, make_account, make_basic, sign_in
+from tests.fatturapa.ber_support import as_ber
 from varco.accounts.models import DelegationStatus
 from varco.core.db import unit_of_work
 from varco.invoices.models import UsageCounter
@@ -103,3 +104,31 @@ def test_annual_quota_is_ar10(client, pkcs12):  # noqa: ANN001
     response = post(client, token, {"comunicationType": "LI", "dataFile": b64(sign(pkcs12, li_xml()))})
     assert "limit" in refused(response, "AR10", 429).lower()
     assert timedelta(seconds=int(response.headers["Retry-After"])) > timedelta(0)
+
+
+def test_an_unreadable_signature_is_ar08_not_a_server_error(client, pkcs12):  # noqa: ANN001
+    token = sign_in(client, make_account(vat_code=SUPPLIER_VAT).username)
+    bogus = as_ber(sign(pkcs12, li_xml()), 1000, certificates_padding=b"\xa1\x00")  # an empty attr. cert.
+    description = refused(post(client, token, {"comunicationType": "LI", "dataFile": b64(bogus)}), "AR08")
+    assert "unreadable signature" in description
+
+
+def test_a_file_over_the_size_limit_is_413_ar03_in_both_versions(client, configure):
+    configure(max_upload_bytes=1000, max_file_body_bytes=100_000)  # the body passes, the file does not
+    account = make_account(vat_code=SUPPLIER_VAT)
+    token = sign_in(client, account.username)
+    data_file = b64(b"x" * 5000)
+    assert "at most 1000" in refused(
+        post(client, token, {"comunicationType": "LI", "dataFile": data_file}), "AR03", status=413
+    )
+    v1 = client.post(
+        "/services/ClientRequest/CreateTransmissionRequest",
+        json={
+            "userName": account.username,
+            "password": "s3cret-pw",
+            "comunicationType": "LI",
+            "dataFile": data_file,
+        },
+    )
+    assert v1.status_code == 413, v1.text
+    assert v1.json()["errorCode"] == "AR03" and v1.json()["requestID"] == ""

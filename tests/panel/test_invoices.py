@@ -74,6 +74,21 @@ def test_attachment_is_downloadable(client):
     assert client.get(f"/panel/invoices/in/{got.id}/attachments/1/2").status_code == 404
 
 
+def test_an_attachment_name_with_line_breaks_keeps_the_header_valid(client):
+    owner = premium(client)
+    name = 'ddt\r\nSet-Cookie: x=1; "è".txt'
+    got = received(owner.account, data=_to(owner.account, with_attachment(invoice_xml(), name, b"note 2")))
+    panel_login(client, owner.account.username)
+    file = client.get(f"/panel/invoices/in/{got.id}/attachments/1/1")
+    assert file.status_code == 200 and file.content == b"note 2"
+    header = file.headers["content-disposition"]
+    assert "\r" not in header and "\n" not in header and "set-cookie" not in file.headers
+    assert header == (
+        'attachment; filename="ddt__Set-Cookie_ x_1_ ___.txt"; '
+        "filename*=UTF-8''ddt%0D%0ASet-Cookie%3A%20x%3D1%3B%20%22%C3%A8%22.txt"
+    )
+
+
 def _to(account, xml: bytes) -> bytes:  # noqa: ANN001
     from lxml import etree
 
@@ -207,11 +222,11 @@ def test_a_signed_invoice_downloads_as_p7m_xml_pdf_zip_and_pdd(client, sign):
         return answer.content, answer.headers["content-disposition"]
 
     p7m, named = download("file")
-    assert p7m == signed and f'filename="{got.filename}"' in named
+    assert p7m == signed and f"filename={got.filename}" in named
     unsigned, named = download("xml")
-    assert unsigned == xml and f'filename="{stem}.xml"' in named
+    assert unsigned == xml and f"filename={stem}.xml" in named
     pdf, named = download("pdf")
-    assert "P7M-1" in PdfReader(io.BytesIO(pdf)).pages[0].extract_text() and f'"{stem}.pdf"' in named
+    assert "P7M-1" in PdfReader(io.BytesIO(pdf)).pages[0].extract_text() and f"filename={stem}.pdf" in named
     archive, _ = download("zip")
     assert got.filename in zipfile.ZipFile(io.BytesIO(archive)).namelist()
     package, _ = download("pdd")

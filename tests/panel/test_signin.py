@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tests.factories import make_account, make_basic
@@ -88,3 +89,19 @@ def test_english_on_request(client):
     panel_login(client, account.username)
     client.get("/panel/lang/en")
     assert "Sent invoices" in client.get("/panel/invoices/out").text
+
+
+@pytest.mark.parametrize(
+    ("referer", "location"),
+    [
+        ("https://evil.example/", "/panel/invoices/out"),
+        ("https://evil.example/panel/invoices/in?page=2", "/panel/invoices/in?page=2"),
+        ("//evil.example/panel/x", "/panel/x"),
+        ("/panel/\\evil.example", "/panel/invoices/out"),
+        (None, "/panel/invoices/out"),
+    ],
+)
+def test_choosing_a_language_redirects_only_within_the_panel(client, referer, location):
+    headers = {"Referer": referer} if referer else {}
+    answer = client.get("/panel/lang/en", headers=headers, follow_redirects=False)
+    assert answer.status_code == 303 and answer.headers["location"] == location

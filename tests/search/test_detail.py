@@ -87,7 +87,7 @@ def test_v2_detail_takes_exactly_one_identifier(client, supplier):
     both = {"id": sent.id, "filename": sent.filename}
     assert_bad_request(client.get(url, params=both, headers=supplier.headers), "(2 given)")
     assert_bad_request(
-        client.get(url, params={"id": "abc"}, headers=supplier.headers), "id must be an invoice id"
+        client.get(url, params={"id": "abc"}, headers=supplier.headers), "id must be an integer"
     )
     assert client.get(url, params={"idSdi": "nope"}, headers=supplier.headers).status_code == 404
 

@@ -128,7 +128,7 @@ def test_pdf_type_is_a_zip_of_renderings(client, supplier, queue, sign, small_st
 def test_bad_requests_say_what_to_change(client, supplier, monkeypatch):
     sent = upload(client, supplier)
     assert_bad_request(start(client, supplier, [], ["XML"]), "at least one invoice id")
-    assert_bad_request(start(client, supplier, ["abc"], ["XML"]), "'abc' is not an invoice id")
+    assert_bad_request(start(client, supplier, ["abc"], ["XML"]), "each of ids must be an integer", "'abc'")
     assert_bad_request(start(client, supplier, [sent.id], ["DOCX"]), "'DOCX' is unknown", "XML, P7M")
     assert_bad_request(start(client, supplier, [sent.id], []), "at least one of")
     monkeypatch.setattr(get_settings(), "download_max_ids", 1)

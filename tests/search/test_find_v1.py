@@ -107,10 +107,10 @@ def test_an_empty_result_is_one_empty_first_and_last_page(client, supplier):
 def test_out_of_range_page_and_size_say_what_to_change(client, supplier):
     upload(client, supplier)
     assert_bad_request(find_v1(client, supplier, page=2), "page 2 is past the last page", "between 1 and 1")
-    assert_bad_request(find_v1(client, supplier, page=0), "page must be 1 or more")
-    assert_bad_request(find_v1(client, supplier, size=101), "size must be between 1 and 100")
-    assert_bad_request(find_v1(client, supplier, size=0), "size must be between 1 and 100")
-    assert_bad_request(find_v1(client, supplier, page="two"), "page must be a whole number")
+    assert_bad_request(find_v1(client, supplier, page=0), "page must be an integer 1 or more")
+    assert_bad_request(find_v1(client, supplier, size=101), "size must be an integer between 1 and 100")
+    assert_bad_request(find_v1(client, supplier, size=0), "size must be an integer between 1 and 100")
+    assert_bad_request(find_v1(client, supplier, page="two"), "page must be an integer")
 
 
 def test_start_and_end_dates_in_every_tolerated_form(client, clock, supplier):

@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from varco.core.numbers import is_id
+
 delegations_app = typer.Typer(no_args_is_help=True, help="Delegations between accounts (multisellers)")
 
 CREATE_STATUSES = ("ACTIVE", "PENDING")
@@ -28,7 +30,7 @@ def _status(value: str, allowed: tuple[str, ...] | None = None):  # noqa: ANN202
 def _id(value: str) -> int:
     from varco.cli import fail
 
-    if not value.strip().isdigit() or int(value) == 0:
+    if not is_id(value.strip()) or int(value) == 0:
         fail(f"invalid delegation id {value!r}: a positive number (see `varco delegations list`)")
     return int(value)
 

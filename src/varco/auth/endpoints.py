@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Request
+from fastapi import Form, Request
 from fastapi.responses import JSONResponse
 
 from varco.auth import service
 from varco.auth.schemas import OAuthErrorBody, TokenResponse
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
-from varco.core.errors import InvalidRequest, UnsupportedGrantType
+from varco.core.errors import InvalidRequest, Shape, UnsupportedGrantType, shaped_router
 
-router = APIRouter(tags=["authentication"])
+router = shaped_router(Shape.OAUTH, tags=["authentication"])  # §2.2
 
 # §5.2: credentials travel in the body only; any of these in the query string blocks the call.
 SENSITIVE_QUERY = ("username", "password", "grant_type", "refresh_token", "access_token")

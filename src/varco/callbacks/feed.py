@@ -11,9 +11,10 @@ from varco.accounts import service as accounts
 from varco.accounts.models import Account
 from varco.callbacks import envelope
 from varco.core.errors import BadRequest
+from varco.core.numbers import MAX_ID, NotAWholeNumber, optional_whole_number
 from varco.events import service as events
 
-MAX_CURSOR = 2**63 - 1
+MAX_CURSOR = MAX_ID  # event ids
 
 
 class FeedInputError(BadRequest):
@@ -29,21 +30,14 @@ class FeedPage:
 
 def parse_cursor(raw: str | None) -> int:
     """`after`: a cursor from an earlier page (today the event id); blank or absent: the beginning."""
-    if raw is None or not raw.strip():
-        return 0
-    text = raw.strip()
-    if not text.isdigit() or int(text) > MAX_CURSOR:
-        raise FeedInputError(f"after must be a cursor returned by this feed (digits): got {raw!r}")
-    return int(text)
+    try:
+        return optional_whole_number(raw, "after", 0, high=MAX_CURSOR)
+    except NotAWholeNumber as exc:
+        raise FeedInputError(f"after must be a cursor returned by this feed (digits): got {raw!r}") from exc
 
 
 def parse_limit(raw: str | None, default: int, maximum: int) -> int:
-    if raw is None or not raw.strip():
-        return default
-    text = raw.strip()
-    if not text.isdigit() or not 1 <= int(text) <= maximum:
-        raise FeedInputError(f"limit must be an integer between 1 and {maximum}: got {raw!r}")
-    return int(text)
+    return optional_whole_number(raw, "limit", default, low=1, high=maximum)
 
 
 def read(session: Session, caller: Account, after: int, limit: int) -> FeedPage:

@@ -13,6 +13,7 @@ from varco.callbacks.repository import CallbackRepository
 from varco.callbacks.states import EndpointEvent, EndpointStatus, next_status
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest, NotFound
+from varco.core.numbers import is_id
 from varco.settings import Settings
 
 # decisions.md "Callbacks" + our disabled notice (docs/callbacks.md)
@@ -37,7 +38,7 @@ class NewCallback:
 
 def parse_id(raw: str) -> int:
     """Path ids are digits; anything else names no endpoint (404, as for another account's id)."""
-    if not raw.isdigit() or len(raw) > 18:
+    if not is_id(raw):
         raise CallbackNotFound(f"no callback endpoint with id {raw!r}")
     return int(raw)
 

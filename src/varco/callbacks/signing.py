@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from datetime import datetime
 
 SIGNATURE_HEADER = "Varco-Signature"
@@ -28,7 +29,7 @@ def verify(secret: str, value: str, body: bytes, now: datetime, tolerance_second
     """What a receiver does: a fresh timestamp and a matching v1 (any of several, during rotations)."""
     parts = [item.split("=", 1) for item in value.split(",") if "=" in item]
     stamps = [v for k, v in parts if k.strip() == "t"]
-    if len(stamps) != 1 or not stamps[0].strip().isdigit():
+    if len(stamps) != 1 or not re.fullmatch(r"[0-9]{1,12}", stamps[0].strip()):
         return False
     timestamp = int(stamps[0])
     if abs(now.timestamp() - timestamp) > tolerance_seconds:

@@ -32,8 +32,14 @@ def deliver(session: Session, args: dict[str, Any], clock: Clock) -> None:
 
 @event.listens_for(Session, "after_commit")
 def _post_after_commit(session: Session) -> None:
+    # Nothing may escape an after_commit hook: the exception would leave commit() with the session
+    # in 'committed' state, whose rollback raises "no further SQL can be emitted"; the job's own
+    # error handling would then fail too, and the claimed delivery would keep no outcome.
     for attempt in session.info.pop(_POSTS_KEY, []):
-        run_attempt(attempt)
+        try:
+            run_attempt(attempt)
+        except Exception:  # noqa: BLE001 - the lease expires and the reconciler sends it again
+            log.exception("callback delivery %s: attempt not run", attempt.delivery_id)
 
 
 @event.listens_for(Session, "after_rollback")

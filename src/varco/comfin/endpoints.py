@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Header, Request, Response
+from fastapi import Header, Response
 
 from varco.auth.dependencies import Caller
 from varco.comfin import service
 from varco.comfin.ranges import zip_download
 from varco.comfin.schemas import CreateRequest, CreateResponse, InfoResponse, info_fields
+from varco.core.bodies import carries_file
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
+from varco.core.errors import shaped_router
 
-router = APIRouter(tags=["financial communications"])
+router = shaped_router(too_large_code="AR03", tags=["financial communications"])  # §7.4
 
 
 @router.post("/api/v2/comfin", response_model=CreateResponse)
+@carries_file
 def create(
     body: CreateRequest,
-    request: Request,
     caller: Caller,
     session: SessionDep,
     clock: ClockDep,
     settings: SettingsDep,
 ) -> CreateResponse:
     new = service.NewRequest(body.userId, body.comunicationType, body.dataFile)
-    created = service.create(session, caller, new, clock, settings, request.url.path)
+    created = service.create(session, caller, new, clock, settings)
     return CreateResponse(requestId=created.request_id)
 
 

@@ -30,8 +30,9 @@ _STATUS = {"AR02": 403, "AR09": 403, "AR10": 429, "AR99": 500}
 class ComfinRefused(VarcoError):
     """A communication request refused with a §7.4 code."""
 
-    def __init__(self, code: str, detail: str = "", *, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, code: str, detail: str = "", *, status: int | None = None, headers: dict[str, str] | None = None
+    ) -> None:
         text = RESULT_TEXT.get(code, "Error")
-        super().__init__(f"{text}: {detail}" if detail else text, headers=headers)
-        self.code = code  # type: ignore[misc]  # per instance, like LimitError
-        self.status = _STATUS.get(code, 400)  # type: ignore[misc]
+        message = f"{text}: {detail}" if detail else text
+        super().__init__(message, code=code, status=status or _STATUS.get(code, 400), headers=headers)

@@ -1,28 +1,27 @@
 """What a communication's `dataFile` holds: one CAdES-signed XML, or a ZIP of several (§2.7).
 
 Each file is unwrapped and its signature verified with `varco.fatturapa` (CAdES), parsed with the
-hardened parser, and validated against the XSD of the declared type. Refusals carry §7.4 codes.
+hardened parser, and validated against the XSD of the declared type. A ZIP is read within the
+`archive_*` settings by `varco.fatturapa.archives` (headers never trusted). Refusals carry §7.4 codes.
 """
 
 from __future__ import annotations
 
-import io
-import zipfile
 from dataclasses import dataclass
 
 from lxml import etree
 
 from varco.comfin import schema
 from varco.comfin.errors import ComfinRefused
+from varco.fatturapa.archives import ArchiveLimits, is_zip, read_zip
 from varco.fatturapa.cades import verify_cades
 from varco.fatturapa.decoding import decode_base64
 from varco.fatturapa.envelope import open_envelope
 from varco.fatturapa.errors import FatturaPAError
 from varco.fatturapa.parsing import parse_xml, text_at
+from varco.settings import Settings
 
 TYPES = ("LI", "DF")
-MAX_ZIP_ENTRIES = 100  # a ZIP bomb of tiny entries is refused before any is read
-_PK = (b"PK\x03\x04", b"PK\x05\x06")  # a ZIP with entries, or an empty one
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,14 @@ class DataFile:
     communications: list[Communication]
 
 
-def read(data_file: str | None, kind: str, max_bytes: int) -> DataFile:
+def archive_limits(settings: Settings) -> ArchiveLimits:
+    """The `archive_*` settings: entries, and bytes counted while inflating (docs/security.md)."""
+    return ArchiveLimits(
+        settings.archive_max_entries, settings.archive_max_entry_bytes, settings.archive_max_total_bytes
+    )
+
+
+def read(data_file: str | None, kind: str, max_bytes: int, limits: ArchiveLimits) -> DataFile:
     """Decode, unwrap, verify and validate; raises `ComfinRefused` with the first §7.4 code that applies."""
     if kind not in TYPES:
         raise ComfinRefused("AR20", f"comunicationType {kind!r} is not LI or DF")
@@ -54,26 +60,19 @@ def read(data_file: str | None, kind: str, max_bytes: int) -> DataFile:
     if not content:
         raise ComfinRefused("AR01", "dataFile decodes to an empty file")
     if len(content) > max_bytes:
-        raise ComfinRefused("AR03", f"the file is {len(content)} bytes; at most {max_bytes} are accepted")
-    if content.startswith(_PK):
-        entries = _zip_entries(content, max_bytes)
-        return DataFile(content, True, [_one(name, data, kind) for name, data in entries])
-    return DataFile(content, False, [_one("dataFile", content, kind)])
-
-
-def _zip_entries(content: bytes, max_bytes: int) -> list[tuple[str, bytes]]:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(content))
-        infos = [i for i in archive.infolist() if not i.is_dir()]
-        if not infos:
-            raise ComfinRefused("AR01", "the ZIP holds no file")
-        if len(infos) > MAX_ZIP_ENTRIES:
-            raise ComfinRefused("AR03", f"the ZIP holds {len(infos)} files; at most {MAX_ZIP_ENTRIES}")
-        if sum(i.file_size for i in infos) > max_bytes:
-            raise ComfinRefused("AR03", f"the ZIP expands beyond {max_bytes} bytes")
-        return [(i.filename, archive.read(i)) for i in infos]
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError) as exc:
-        raise ComfinRefused("AR03", f"the ZIP cannot be read: {exc}") from None
+        # §8.1: a sent file over the limit is HTTP 413
+        raise ComfinRefused(
+            "AR03", f"the file is {len(content)} bytes; at most {max_bytes} are accepted", status=413
+        )
+    if not is_zip(content):
+        return DataFile(content, False, [_one("dataFile", content, kind)])
+    try:  # entries counted and inflated within the archive_* limits, headers never trusted
+        entries = read_zip(content, limits)
+    except FatturaPAError as exc:
+        raise ComfinRefused("AR03", exc.finding.message) from None
+    if not entries:
+        raise ComfinRefused("AR01", "the ZIP holds no file")
+    return DataFile(content, True, [_one(name, data, kind) for name, data in entries])
 
 
 def _one(name: str, data: bytes, kind: str) -> Communication:
@@ -86,7 +85,12 @@ def _one(name: str, data: bytes, kind: str) -> Communication:
         raise ComfinRefused("AR03", f"{where}{exc.finding.message}") from None
     if envelope.cades is None:
         raise ComfinRefused("AR21", f"{where}the XML carries no CAdES signature; send the signed .p7m")
-    report = verify_cades(envelope.cades, envelope.encoding, ())
+    try:
+        report = verify_cades(envelope.cades, envelope.encoding, ())
+    # As in fatturapa.check: hostile bytes deep in asn1crypto or pyHanko raise many exception
+    # types; whatever fails, the signature is broken, never the request.
+    except Exception as exc:
+        raise ComfinRefused("AR08", f"{where}unreadable signature: {exc}") from None
     if not report.is_intact:
         raise ComfinRefused("AR08", f"{where}{report.error}")
     try:

@@ -6,12 +6,14 @@ import re
 
 from fastapi import Response
 
-_RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
+from varco.core.disposition import attachment
+
+_RANGE = re.compile(r"\s*bytes\s*=\s*([0-9]{0,18})\s*-\s*([0-9]{0,18})\s*")  # ASCII, no overflow
 
 
 def zip_download(name: str, content: bytes, range_header: str | None) -> Response:
     """The ZIP whole (200), one byte range of it (206), or 416 when the range lies beyond the end."""
-    headers = {"Content-Disposition": f"attachment; filename={name}", "Accept-Ranges": "bytes"}
+    headers = {"Content-Disposition": attachment(name), "Accept-Ranges": "bytes"}
     size = len(content)
     match = _RANGE.fullmatch(range_header or "")
     if not range_header or match is None or not any(match.groups()):

@@ -40,12 +40,12 @@ class NewRequest:
 
 
 def create(
-    session: Session, caller: Account, new: NewRequest, clock: Clock, settings: Settings, path: str
+    session: Session, caller: Account, new: NewRequest, clock: Clock, settings: Settings
 ) -> ComfinRequest:
     """Check a communication (§7.4 AR codes), store it, charge usage, and send it after commit."""
     _check_user_id(session, caller, new.user_id)
     kind = (new.kind or "").strip().upper()
-    data = files.read(new.data_file, kind, settings.max_upload_bytes)
+    data = files.read(new.data_file, kind, settings.max_upload_bytes, files.archive_limits(settings))
     declarants = {c.tax_code for c in data.communications}
     if len(declarants) != 1:
         raise ComfinRefused("AR03", f"the files name several declarants ({', '.join(sorted(declarants))})")
@@ -53,7 +53,7 @@ def create(
     owner = _declarant(session, caller, tax_code)
     payer = accounts.paying_account(session, caller)
     try:  # §8.4 (the v2 path was already checked by the limits guard; v1 authenticates in the body)
-        annual.refuse_if_locked(session, payer, path, settings, clock)
+        annual.refuse_if_locked(session, payer, settings, clock)
     except LimitError as exc:
         raise ComfinRefused("AR10", str(exc), headers=exc.headers) from None
     now = clock.now()

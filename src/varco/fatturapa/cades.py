@@ -1,14 +1,19 @@
 """CAdES-BES attached envelopes (`.p7m`): unwrap the invoice and verify the signature.
 
 asn1crypto reads DER and BER alike (indefinite lengths, chunked OCTET STRINGs) and keeps the
-original bytes of the signed attributes, so BER envelopes verify without re-serialising.
+original bytes of the signed attributes, so BER envelopes verify without re-serialising. It also
+builds an object of ~150 bytes per element it reaches, and joins BER chunks in quadratic time: an
+envelope is refused past `MAX_ELEMENTS` elements before asn1crypto sees it, and the content's
+chunks are joined here.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
+from itertools import islice
 
 from asn1crypto import cms
 from asn1crypto import x509 as asn1_x509
@@ -25,6 +30,9 @@ from varco.fatturapa.signatures import (
     valid_at,
 )
 
+# A signed invoice has ~200 elements (certificates, attributes); BER chunks of 1,000 bytes add
+# ~5,000 to a 5 MB invoice. 4 MB of empty elements in a certificate SET grew the heap by 300 MB.
+MAX_ELEMENTS = 50_000
 _HINT = "Send the signed file as produced by the signing tool (.p7m, CAdES-BES with the invoice attached)."
 
 
@@ -37,13 +45,15 @@ class CadesEnvelope:
 
 def open_cades(data: bytes) -> CadesEnvelope:
     """Parse a CMS SignedData and return its encapsulated content; 0092 when that is impossible."""
+    if next(islice(_elements(data), MAX_ELEMENTS, None), None) is not None:
+        raise refuse("0092", f"The CAdES envelope has more than {MAX_ELEMENTS} ASN.1 elements", _HINT)
     try:
         info = cms.ContentInfo.load(data)
         content_type = info["content_type"].native
         if content_type != "signed_data":
             raise refuse("0092", f"The file is a CMS {content_type}, not a CAdES signed-data envelope", _HINT)
         signed_data = info["content"]
-        content = signed_data["encap_content_info"]["content"].native
+        content = _octets(signed_data["encap_content_info"]["content"])
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         raise refuse(
             "0092", f"The file is neither XML nor a readable CAdES (.p7m) envelope: {exc}", _HINT
@@ -51,7 +61,40 @@ def open_cades(data: bytes) -> CadesEnvelope:
     if content is None:
         raise refuse("0092", "The CAdES envelope is detached: it does not contain the invoice", _HINT)
     # 0x80 after the outer SEQUENCE tag is an indefinite length: BER, not DER.
-    return CadesEnvelope(signed_data, bytes(content), "BER" if data[1:2] == b"\x80" else "DER")
+    return CadesEnvelope(signed_data, content, "BER" if data[1:2] == b"\x80" else "DER")
+
+
+def _octets(value: cms.ParsableOctetString) -> bytes | None:
+    """An OCTET STRING's value; a BER constructed one is the join of its primitive chunks."""
+    if isinstance(value, Void):
+        return None
+    if value.method == 0:
+        return bytes(value.contents)
+    contents = value.contents
+    return b"".join(contents[start:end] for primitive, start, end in _elements(contents) if primitive)
+
+
+def _elements(data: bytes) -> Iterator[tuple[bool, int, int]]:
+    """(primitive, start, end of contents) of every BER element, in order, stepping into the
+    contents of constructed ones (which are elements too) rather than over them."""
+    pointer = 0
+    while pointer + 2 <= len(data):
+        tag = data[pointer]
+        pointer += 1
+        if tag & 0x1F == 0x1F:  # high tag number: base-128 bytes, the last without bit 8
+            while pointer < len(data) and data[pointer] & 0x80:
+                pointer += 1
+            pointer += 1
+        length = data[pointer] if pointer < len(data) else 0
+        pointer += 1
+        if length > 0x80:  # long form: the length is in the next (length & 0x7F) bytes
+            size = length & 0x7F
+            length, pointer = int.from_bytes(data[pointer : pointer + size], "big"), pointer + size
+        if tag & 0x20 or length == 0x80:  # constructed or indefinite: its contents follow
+            yield False, pointer, pointer
+            continue
+        yield True, pointer, min(pointer + length, len(data))
+        pointer += length
 
 
 def verify_cades(envelope: CadesEnvelope, encoding: str, trust_roots: tuple[bytes, ...]) -> SignatureReport:

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import logging
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from varco.auth.dependencies import authenticated
+from varco.core.bodies import carries_file
 from varco.core.clock import current_clock
 from varco.core.db import reading
 from varco.core.deps import SessionDep
-from varco.core.errors import request_id
+from varco.core.errors import Shape, request_id, shaped_router
 from varco.core.turns import run_writing
 from varco.invoices.schemas import UploadRequest, UploadResult
 from varco.invoices.upload import Upload, check_upload, store_upload
 from varco.settings import get_settings
 
-router = APIRouter(tags=["invoice transmission"])
+router = shaped_router(Shape.UPLOAD, tags=["invoice transmission"])  # §2.8
 log = logging.getLogger("varco.upload")
 
 # Bodies up to this size are checked on the event loop when the database is free (core/turns.py):
@@ -80,6 +81,7 @@ def _body(raw: bytes) -> UploadRequest:
 
 # The body is read by the endpoint (see _body): described here for the OpenAPI document.
 _BODY = {
+    "security": [{"bearer": []}],  # the endpoint checks the bearer token itself (see _upload)
     "requestBody": {
         "required": True,
         "content": {"application/json": {"schema": UploadRequest.model_json_schema()}},
@@ -94,6 +96,7 @@ _BODY = {
     summary="Send an XML invoice not yet digitally signed",
     openapi_extra=_BODY,
 )
+@carries_file
 async def upload(request: Request, session: SessionDep) -> UploadResult:
     raw = await request.body()
     return await run_writing(session, _upload, request, raw, False, session, brief=_brief(raw))
@@ -106,6 +109,7 @@ async def upload(request: Request, session: SessionDep) -> UploadResult:
     summary="Send an already signed invoice (CAdES-BES .p7m or XAdES-BES)",
     openapi_extra=_BODY,
 )
+@carries_file
 async def upload_signed(request: Request, session: SessionDep) -> UploadResult:
     raw = await request.body()
     return await run_writing(session, _upload, request, raw, True, session)

@@ -2,30 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from pydantic import BaseModel, ConfigDict, Field
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
-
-
-def _lenient_bool(value: Any) -> Any:
-    """Booleans also arrive as JSON strings ("False", "true") or empty strings (= not given)."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return False
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in ("true", "1", "yes"):
-            return True
-        if text in ("false", "0", "no"):
-            return False
-    return value
-
-
-def _empty_is_none(value: Any) -> Any:
-    return None if isinstance(value, str) and not value.strip() else value
-
-
-LenientBool = Annotated[bool, BeforeValidator(_lenient_bool)]
-OptionalText = Annotated[str | None, BeforeValidator(_empty_is_none)]
+from varco.core.fields import LenientBool, OptionalText
 
 
 class UploadRequest(BaseModel):

@@ -17,14 +17,14 @@ from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account
 from varco.core.coroutines import run_sync
-from varco.core.errors import Shape, VarcoError
+from varco.core.errors import VarcoError
 from varco.invoices.models import SigningIdentity
 
 
 class SigningFailed(VarcoError):
     """§7.2 0012: the automatic-signature credentials are wrong."""
 
-    status, code, shape = 200, "0012", Shape.UPLOAD
+    status, code = 200, "0012"
 
 
 @dataclass(frozen=True)

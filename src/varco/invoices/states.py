@@ -29,8 +29,8 @@ class InvoiceState(IntEnum):
     def parse(cls, value: str | int) -> InvoiceState:
         """A status filter accepts the label or the number (decisions.md)."""
         text = str(value).strip()
-        if text.isdigit() and int(text) in cls._value2member_map_:
-            return cls(int(text))
+        if text in _BY_NUMBER:
+            return _BY_NUMBER[text]
         for state, label in LABELS.items():
             if label.lower() == text.lower():
                 return state
@@ -50,6 +50,7 @@ LABELS: Final[dict[InvoiceState, str]] = {
     InvoiceState.DECORRENZA_TERMINI: "Decorrenza termini",
     InvoiceState.RICEVUTA: "Ricevuta",
 }
+_BY_NUMBER: Final[dict[str, InvoiceState]] = {str(state.value): state for state in InvoiceState}
 
 
 class InvoiceEvent(StrEnum):

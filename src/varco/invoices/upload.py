@@ -15,7 +15,7 @@ from varco.accounts.models import Account
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
 from varco.core.db import reading
-from varco.core.errors import Shape, VarcoError
+from varco.core.errors import VarcoError
 from varco.invoices import filenames, lifecycle, processing, signing, usage  # noqa: F401 (job)
 from varco.invoices.models import Invoice
 from varco.invoices.repository import InvoiceRepository
@@ -30,14 +30,11 @@ _AS_CODE = {"FATRSM401": "0002"}  # an empty file is a missing dataFile for the 
 
 
 class UploadRefused(VarcoError):
-    """A synchronous check failed: answered in the §2.8 shape, HTTP 200 (413 for 0033)."""
-
-    shape = Shape.UPLOAD
+    """A synchronous check failed: HTTP 200 with its §7.2 code (413 for 0033), in the §2.8 shape
+    of the upload routes."""
 
     def __init__(self, code: str, message: str, status: int = 200) -> None:
-        super().__init__(message)
-        self.code = code  # type: ignore[misc]  # per instance: the check that failed
-        self.status = status  # type: ignore[misc]
+        super().__init__(message, code=code, status=status)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ Invoice upload v1 is served by `varco.invoices.endpoints` unchanged (v1 clients 
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Header, Request, Response
+from fastapi import Header, Request, Response
+from fastapi.responses import JSONResponse
 
 from varco.accounts.models import Account
 from varco.auth import service as auth
@@ -15,9 +16,10 @@ from varco.comfin import service
 from varco.comfin.errors import RESULT_TEXT, ComfinRefused
 from varco.comfin.ranges import zip_download
 from varco.comfin.schemas import info_fields, result_text
+from varco.core.bodies import carries_file
 from varco.core.clock import Clock
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
-from varco.core.errors import OAuthError, Unauthorized, VarcoError
+from varco.core.errors import OAuthError, Unauthorized, VarcoError, shaped_router
 from varco.legacy.schemas import (
     CreateTransmission,
     CreateTransmissionResult,
@@ -27,7 +29,7 @@ from varco.legacy.schemas import (
 )
 from varco.limits import service as limits
 
-router = APIRouter(prefix="/services/ClientRequest", tags=["version 1"])
+router = shaped_router(too_large_code="AR03", prefix="/services/ClientRequest", tags=["version 1"])
 
 
 class V1AccessDenied(VarcoError):
@@ -53,16 +55,20 @@ def _account(request: Request, body: V1Credentials, session: SessionDep, clock: 
 
 
 @router.post("/CreateTransmissionRequest", response_model=CreateTransmissionResult)
+@carries_file
 def create_transmission(
     body: CreateTransmission, request: Request, session: SessionDep, clock: ClockDep, settings: SettingsDep
 ) -> CreateTransmissionResult:
     try:
         caller = _account(request, body, session, clock)
         new = service.NewRequest(body.userID, body.comunicationType, body.dataFile)
-        created = service.create(session, caller, new, clock, settings, request.url.path)
+        created = service.create(session, caller, new, clock, settings)
     except ComfinRefused as exc:  # §9: the code in the body, requestID empty
         session.rollback()
-        return CreateTransmissionResult(errorCode=exc.code, errorDescription=str(exc), requestID="")
+        refused = CreateTransmissionResult(errorCode=exc.code, errorDescription=str(exc), requestID="")
+        if exc.status == 413:  # §8.1: a file over the limit is 413 in every version
+            return JSONResponse(refused.model_dump(), status_code=413)  # type: ignore[return-value]
+        return refused
     return CreateTransmissionResult(errorCode="", errorDescription="", requestID=created.request_id)
 
 

@@ -27,9 +27,6 @@ from varco.settings import Settings, get_settings
 
 log = logging.getLogger("varco.limits")
 
-PATH_KEY = "varco_limits_path"  # session.info: the request path, for the shape of a refusal
-
-
 class NotLocked(BadRequest):
     """The account is not in annual lock."""
 
@@ -123,7 +120,7 @@ def _seconds_to_new_year(now: datetime) -> int:
     return max(1, int((new_year - now).total_seconds()))
 
 
-def refuse_if_locked(session: Session, payer: Account, path: str, settings: Settings, clock: Clock) -> None:
+def refuse_if_locked(session: Session, payer: Account, settings: Settings, clock: Clock) -> None:
     """Before a transmission: 429 AR10 if the paying account is in annual lock (§8.4)."""
     now = clock.now()
     session.flush()  # a Core select: no autoflush of its own
@@ -139,7 +136,6 @@ def refuse_if_locked(session: Session, payer: Account, path: str, settings: Sett
         f"Annual limit reached: {limit} accepted transmissions in {now.year} for account "
         f"{payer.username} (tier {payer.tier}, §8.4); the account is locked until the operator "
         "unlocks it or the year ends",
-        path,
         _seconds_to_new_year(now),
     )
 
@@ -205,7 +201,6 @@ def _enforce_annual_limit(session: Session) -> None:
             raise annual_limit_reached(
                 f"Annual limit reached: {lock.annual_limit} accepted transmissions in {counter.year} for "
                 f"account {account.username} (tier {account.tier}, §8.4); nothing was stored",
-                session.info.pop(PATH_KEY, ""),
                 _seconds_to_new_year(clock.now()),
             )
 

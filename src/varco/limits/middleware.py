@@ -68,7 +68,6 @@ class LimitsMiddleware:
                     response = render(
                         request,
                         status=refusal.status,
-                        shape=refusal.shape,
                         code=refusal.code,
                         message=str(refusal),
                         headers=refusal.headers,
@@ -101,11 +100,10 @@ class LimitsMiddleware:
             )
         except LimiterUnavailable as exc:
             log.error("per-IP limit of %s not decided: %s", client, exc)
-            return limiter_unavailable(scope["path"])
+            return limiter_unavailable()
         if decision.allowed:
             return None
         return rate_limited(
             f"Too many {rule.label}: at most {limit} per minute per IP address (§8.1)",
-            scope["path"],
             decision.retry_after_s,
         )

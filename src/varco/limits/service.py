@@ -38,13 +38,11 @@ def guard(request: Request, session: Session, account: Account, clock: Clock) ->
             raise rate_limited(
                 f"Hourly limit reached: tier {payer.tier} allows {decision.limit} requests per hour "
                 f"for account {payer.username} (§8.3)",
-                path,
                 -(-decision.retry_after_ms // 1000),
             )
     if request.scope["method"] == "POST" and TRANSMISSIONS.fullmatch(path):
-        session.info[annual.PATH_KEY] = path
         payer_account = accounts.paying_account(session, account)  # afresh: the annual limit is money
-        annual.refuse_if_locked(session, payer_account, path, settings, clock)
+        annual.refuse_if_locked(session, payer_account, settings, clock)
 
 
 def _bucket(tier: int, settings: Settings, clock: Clock) -> tuple[int, int, int]:
@@ -59,7 +57,7 @@ def hit_tier(request: Request, payer: Payer, settings: Settings, clock: Clock) -
         decision = limiter_of(request.app).hit_tier(f"tier:{payer.id}", *_bucket(payer.tier, settings, clock))
     except LimiterUnavailable as exc:
         log.error("tier limit of %s not decided: %s", payer.username, exc)
-        raise limiter_unavailable(request.scope["path"]) from exc
+        raise limiter_unavailable() from exc
     request.scope.setdefault("state", {})[STATE_HEADERS] = decision.headers()
     return decision
 

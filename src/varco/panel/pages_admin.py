@@ -10,7 +10,8 @@ from sqlalchemy import select
 
 from varco.accounts import service as accounts
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
-from varco.core.errors import BadRequest, VarcoError
+from varco.core.errors import VarcoError
+from varco.core.numbers import whole_number
 from varco.limits import annual
 from varco.limits.models import AnnualLock
 from varco.mail import service as mail
@@ -60,9 +61,8 @@ def set_tier(
 ) -> Response:
     check_csrf(current, csrf_token)
     try:
-        if not tier.isdigit():
-            raise BadRequest(f"invalid tier {tier!r}")
-        annual.set_tier(session, accounts.get_by_username(session, username), int(tier), settings, clock)
+        level = whole_number(tier, "tier")
+        annual.set_tier(session, accounts.get_by_username(session, username), level, settings, clock)
     except VarcoError as exc:
         return _back(exc)
     return _back()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import FileResponse, Response
@@ -103,10 +104,19 @@ def logout(current: PanelUser, session: SessionDep, clock: ClockDep, csrf_token:
     return response
 
 
+def same_site_panel_path(referer: str | None) -> str:
+    """Back to the panel page the language was chosen on: the Referer's path only (never another
+    origin: an open redirect), and only a panel page."""
+    parts = urlsplit(referer or "")
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    if not parts.path.startswith("/panel/") or any(c in path for c in "\\\r\n\t"):
+        return "/panel/invoices/out"
+    return path
+
+
 @router.get("/lang/{code}")
 def choose_language(code: str, request: Request) -> Response:
-    back = request.headers.get("referer", "/panel/invoices/out")
-    response = redirect(back if "/panel/" in back else "/panel/invoices/out")
+    response = redirect(same_site_panel_path(request.headers.get("referer")))
     if code in LANGUAGES:
         response.set_cookie(LANG_COOKIE, code, max_age=365 * 86400, samesite="lax", path="/panel")
     return response

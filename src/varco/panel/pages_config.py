@@ -11,6 +11,7 @@ from varco.accounts import service as accounts
 from varco.accounts.models import DelegationStatus
 from varco.auth import service as auth
 from varco.auth.models import AuthToken
+from varco.core import numbers  # noqa: F401 - registers the {name:id} path convertor
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import BadRequest, NotFound, VarcoError
 from varco.invoices import usage
@@ -114,7 +115,7 @@ def request_mandate(
     return redirect("/panel/delegations")
 
 
-@router.post("/delegations/{delegation_id:int}/{action}")
+@router.post("/delegations/{delegation_id:id}/{action}")
 def change_mandate(
     delegation_id: int,
     action: str,
@@ -189,7 +190,7 @@ def revoke_tokens(
     return redirect("/panel/tokens")
 
 
-@router.post("/tokens/{token_id:int}/revoke")
+@router.post("/tokens/{token_id:id}/revoke")
 def revoke_token(
     token_id: int, current: PanelUser, session: SessionDep, clock: ClockDep, csrf_token: str = Form("")
 ) -> Response:
@@ -199,7 +200,7 @@ def revoke_token(
     return redirect("/panel/tokens")
 
 
-@router.post("/sessions/{session_id:int}/revoke")
+@router.post("/sessions/{session_id:id}/revoke")
 def revoke_browser_session(
     session_id: int, current: PanelUser, session: SessionDep, clock: ClockDep, csrf_token: str = Form("")
 ) -> Response:

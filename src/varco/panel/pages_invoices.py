@@ -12,6 +12,11 @@ from starlette.exceptions import HTTPException
 
 from varco import fatturapa
 from varco.accounts import service as accounts
+from varco.core import (
+    disposition,
+    numbers,  # noqa: F401 - registers the {name:id} path convertor
+)
+from varco.core.bodies import carries_file
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import VarcoError
 from varco.invoices import upload as uploads
@@ -102,7 +107,7 @@ def _find(session: SessionDep, current: PanelUser, direction: str, invoice_id: i
     return search.find(session, current.account, _direction(direction), search.Ref(invoice_id=invoice_id))
 
 
-@router.get("/invoices/{direction}/{invoice_id:int}")
+@router.get("/invoices/{direction}/{invoice_id:id}")
 def invoice_detail(
     request: Request, direction: str, invoice_id: int, current: PanelUser, session: SessionDep
 ) -> Response:
@@ -161,7 +166,7 @@ def _error_hints(session: SessionDep, invoice: Invoice, errors: list[SdiError]) 
     return hints
 
 
-@router.get("/invoices/{direction}/{invoice_id:int}/download/{kind}")
+@router.get("/invoices/{direction}/{invoice_id:id}/download/{kind}")
 def download(direction: str, invoice_id: int, kind: str, current: PanelUser, session: SessionDep) -> Response:
     invoice = _find(session, current, direction, invoice_id)
     stem = archives.stem(invoice.filename)
@@ -182,26 +187,23 @@ def download(direction: str, invoice_id: int, kind: str, current: PanelUser, ses
         content, name, media = rendering.invoice_pdf(session, invoice), f"{stem}.pdf", "application/pdf"
     else:
         raise HTTPException(404, "Not found")
-    return Response(
-        content, media_type=media, headers={"Content-Disposition": f'attachment; filename="{name}"'}
-    )
+    return Response(content, media_type=media, headers={"Content-Disposition": disposition.attachment(name)})
 
 
-@router.get("/invoices/{direction}/{invoice_id:int}/attachments/{body}/{index}")
+@router.get("/invoices/{direction}/{invoice_id:id}/attachments/{body:id}/{index:id}")
 def attachment(
     direction: str, invoice_id: int, body: int, index: int, current: PanelUser, session: SessionDep
 ) -> Response:
     invoice = _find(session, current, direction, invoice_id)
     found = rendering.attachment(session, invoice, body, index)
-    name = found.name.replace('"', "")
     return Response(
         found.content,
         media_type="application/octet-stream",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        headers={"Content-Disposition": disposition.attachment(found.name)},
     )
 
 
-@router.post("/invoices/in/{invoice_id:int}/esito")
+@router.post("/invoices/in/{invoice_id:id}/esito")
 def send_outcome(
     invoice_id: int,
     current: PanelUser,
@@ -237,6 +239,7 @@ def upload_form(request: Request, current: PanelUser) -> Response:
 
 
 @router.post("/upload")
+@carries_file
 def upload(
     request: Request,
     current: PanelUser,
@@ -255,7 +258,7 @@ def upload(
     try:
         payer = accounts.paying_account(session, current.account)
         if not dry_run:
-            annual.refuse_if_locked(session, payer, "/panel/upload", settings, clock)  # §8.4 as the API
+            annual.refuse_if_locked(session, payer, settings, clock)  # §8.4 as the API
         accepted = uploads.accept_upload(
             session,
             current.account,

@@ -10,6 +10,7 @@ from varco import fatturapa
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
 from varco.auth.dependencies import Caller, get_caller
+from varco.core.bodies import carries_file
 from varco.core.deps import ClockDep, SessionDep
 from varco.core.errors import BadRequest, Forbidden, request_id
 from varco.sdi import esito as esito_service
@@ -163,7 +164,12 @@ def advance(body: AdvanceIn, admin: Admin, session: SessionDep, clock: ClockDep)
     )
 
 
-@admin_router.post("/inject", response_model=InjectOut, summary="Deliver an invoice from an outside sender")
+@admin_router.post(
+    "/inject",
+    response_model=InjectOut,
+    summary="Deliver an invoice from an outside sender",
+)
+@carries_file
 def inject_invoice(body: InjectIn, admin: Admin, session: SessionDep, clock: ClockDep) -> InjectOut:
     try:
         content = fatturapa.decode_base64(body.file)

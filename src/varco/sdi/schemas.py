@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from varco.core.fields import LenientBool, OptionalWholeNumber, numbers_as_text
+
 
 def _blank_to_none(value: Any) -> Any:
     # decisions.md: real clients send empty strings for unused optional fields.
@@ -15,7 +17,7 @@ def _blank_to_none(value: Any) -> Any:
 
 
 class _Tolerant(BaseModel):
-    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True)
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True, json_schema_extra=numbers_as_text)
 
 
 class EsitoIn(_Tolerant):
@@ -23,8 +25,8 @@ class EsitoIn(_Tolerant):
     sdiId: str | None = None
     esito: str | None = None
     numero: str | None = None
-    anno: int | None = None
-    posizione: int | None = None
+    anno: OptionalWholeNumber = None
+    posizione: OptionalWholeNumber = None
     descrizione: str | None = None
     messageId: str | None = None
 
@@ -53,7 +55,7 @@ class EsitoStatus(BaseModel):
 class ScenarioIn(_Tolerant):
     recipientCode: str | None = None
     filename: str | None = None
-    default: bool = False
+    default: LenientBool = False
     outcome: str | None = None  # RC MC NS AT NE-EC01 NE-EC02 DT
     esitoOutcome: str | None = None  # ACCEPT | SE
     delay: str | None = None  # e.g. 30s, 2h

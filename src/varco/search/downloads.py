@@ -23,6 +23,7 @@ from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
 from varco.core.errors import NotFound
 from varco.core.models import JobRow
+from varco.core.numbers import whole_number
 from varco.rendering import service as rendering
 from varco.search import archives, report, service
 from varco.search.models import DownloadJob
@@ -60,11 +61,9 @@ def parse_kinds(values: list[str] | None) -> list[str]:
 def parse_ids(values: list[str | int] | None, limit: int) -> list[int]:
     ids: list[int] = []
     for value in values or []:
-        text = str(value).strip()
-        if not text.isdigit() or len(text) > 18:
-            raise SearchInputError(f"ids: {value!r} is not an invoice id (digits)")
-        if int(text) not in ids:
-            ids.append(int(text))
+        number = whole_number(value, "each of ids")
+        if number not in ids:
+            ids.append(number)
     if not ids:
         raise SearchInputError("ids must list at least one invoice id")
     if len(ids) > limit:

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Response
 from sqlalchemy.orm import Session
 
 from varco.auth.dependencies import Caller
+from varco.core import numbers  # noqa: F401 - registers the {name:id} path convertor
 from varco.core.deps import SessionDep, SettingsDep
 from varco.invoices.models import Invoice
 from varco.search import params, service
@@ -133,7 +134,7 @@ def _invoice_routes(direction: str) -> None:
             invoice = service.find(session, caller, direction, ref)
             return service.unsigned_detail(session, invoice, params.flag(includeFile, "includeFile"))
 
-    @router.get(f"{base}/{{invoiceId:int}}", response_model=InvoiceRecord, summary=f"One {what} by id")
+    @router.get(f"{base}/{{invoiceId:id}}", response_model=InvoiceRecord, summary=f"One {what} by id")
     def get_by_id(
         invoiceId: int, caller: Caller, session: SessionDep, includeFile: Q = None, includePdf: Q = None
     ) -> InvoiceRecord:
@@ -166,7 +167,7 @@ def _notification_routes(direction: str) -> None:
         return _notification_list(session, service.find(session, caller, direction, ref))
 
     @router.get(
-        f"{base}/{{invoiceId:int}}", response_model=NotificationListV1, summary=f"Notifications of a {what}"
+        f"{base}/{{invoiceId:id}}", response_model=NotificationListV1, summary=f"Notifications of a {what}"
     )
     def notifications_by_invoice_id(
         invoiceId: int, caller: Caller, session: SessionDep

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from varco.core.errors import BadRequest
+from varco.core.numbers import whole_number
 from varco.invoices.states import LABELS, InvoiceState
 from varco.search import dates
 
@@ -40,20 +41,6 @@ def flag(value: str | None, name: str, default: bool = False) -> bool:
     raise SearchInputError(f"{name} must be true or false, not {value!r}")
 
 
-def integer(value: str | None, name: str, default: int, low: int, high: int | None = None) -> int:
-    value = text(value)
-    if value is None:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise SearchInputError(f"{name} must be a whole number, not {value!r}") from None
-    if number < low or (high is not None and number > high):
-        span = f"between {low} and {high}" if high is not None else f"{low} or more"
-        raise SearchInputError(f"{name} must be {span}; {number} was asked")
-    return number
-
-
 def instant(value: str | None, name: str, *, end_of_day: bool = False) -> datetime | None:
     value = text(value)
     if value is None:
@@ -85,11 +72,7 @@ def document_type(value: str | None) -> str | None:
 def identifier(value: str | None, name: str) -> int | None:
     """Internal ids are numbers; anything else cannot name an invoice."""
     value = text(value)
-    if value is None:
-        return None
-    if not value.isdigit() or len(value) > 18:
-        raise SearchInputError(f"{name} must be an invoice id (digits), not {value!r}")
-    return int(value)
+    return None if value is None else whole_number(value, name)
 
 
 @dataclass(frozen=True)

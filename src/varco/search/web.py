@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import Response
 from pydantic import BaseModel
 
-from varco.search import params
+from varco.core.disposition import attachment
+from varco.core.numbers import MAX_BIGINT, optional_whole_number
 from varco.search.service import Paging
 from varco.settings import Settings
 
@@ -13,8 +14,10 @@ from varco.settings import Settings
 def paging(page: str | None, size: str | None, settings: Settings) -> Paging:
     """`page` 1-based (default 1), `size` 1..page_size_max (default page_size_default)."""
     return Paging(
-        page=params.integer(page, "page", 1, 1),
-        size=params.integer(size, "size", settings.page_size_default, 1, settings.page_size_max),
+        page=optional_whole_number(page, "page", 1, low=1, high=MAX_BIGINT // settings.page_size_max),
+        size=optional_whole_number(
+            size, "size", settings.page_size_default, low=1, high=settings.page_size_max
+        ),
     )
 
 
@@ -29,7 +32,7 @@ def zip_response(name: str, content: bytes) -> Response:
     return Response(
         content,
         media_type="application/zip",
-        headers={"Content-Disposition": f"attachment; filename={name}", "Accept-Ranges": "bytes"},
+        headers={"Content-Disposition": attachment(name), "Accept-Ranges": "bytes"},
     )
 
 

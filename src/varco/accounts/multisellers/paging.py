@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from varco.core.errors import BadRequest
+from varco.core.numbers import MAX_BIGINT, optional_whole_number
 
 
 class PageOutOfRange(BadRequest):
@@ -22,30 +23,10 @@ class PageRequest:
         return (self.page - 1) * self.size
 
 
-def _blank(raw: str | None) -> bool:
-    # Shared decisions: clients send empty strings for unused optional fields.
-    return raw is None or not raw.strip()
-
-
-def parse_int(name: str, raw: str | None, default: int, low: int, high: int | None = None) -> int:
-    """An integer query value within bounds, or a 400 that names the parameter and the range."""
-    if _blank(raw):
-        return default
-    assert raw is not None
-    bounds = f"between {low} and {high}" if high is not None else f"{low} or more"
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise BadRequest(f"{name} must be an integer {bounds}: got {raw!r}") from None
-    if value < low or (high is not None and value > high):
-        raise BadRequest(f"{name} must be an integer {bounds}: got {value}")
-    return value
-
-
 def page_request(page: str | None, size: str | None, default_size: int, max_size: int) -> PageRequest:
     return PageRequest(
-        page=parse_int("page", page, 1, 1),
-        size=parse_int("size", size, default_size, 1, max_size),
+        page=optional_whole_number(page, "page", 1, low=1, high=MAX_BIGINT // max_size),
+        size=optional_whole_number(size, "size", default_size, low=1, high=max_size),
     )
 
 

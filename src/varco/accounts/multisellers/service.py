@@ -29,6 +29,7 @@ from varco.core import jobs
 from varco.core.blobs import used_bytes
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest, Forbidden, NotFound
+from varco.core.numbers import whole_number
 from varco.settings import Settings
 
 REPORT_JOB = "multiseller_report"
@@ -105,9 +106,7 @@ def list_page(
 def detail(session: Session, caller: Account, multiseller_id: str) -> Multiseller:
     """One assignor of the caller by the delegation's id; anyone else's is not found."""
     require_premium(caller)
-    if not multiseller_id.strip().isdigit():
-        raise BadRequest(f"multiseller id must be a number: got {multiseller_id!r}")
-    found = MultisellerRepository(session).one(caller.id, int(multiseller_id))
+    found = MultisellerRepository(session).one(caller.id, whole_number(multiseller_id, "multiseller id"))
     if found is None:
         raise NotFound(f"no multiseller with id {multiseller_id} among your assignors")
     delegation, assignor = found

@@ -17,7 +17,8 @@ from varco.core.db import conflict_insert, transaction_info
 from varco.core.errors import BadRequest
 from varco.sdi.models import SimClock
 
-_PART = re.compile(r"(\d+)([dhms])")
+_PART = re.compile(r"([0-9]{1,9})([dhms])")  # ASCII digits; a bound no timedelta overflows
+_SECONDS = re.compile(r"[0-9]{1,9}")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
 _OFFSET = "sim_clock_offset"  # transaction_info: read once per transaction
 _OFFSET_SECONDS = select(SimClock.__table__.c.offset_seconds).where(SimClock.__table__.c.id == 1)
@@ -30,13 +31,16 @@ class InvalidDuration(BadRequest):
 def parse_duration(text: str) -> timedelta:
     """`15d`, `2h`, `30s`, `10m`, combined (`1d12h`), or plain seconds (`90`)."""
     value = text.strip().lower()
-    if value.isdigit():
+    if _SECONDS.fullmatch(value):
         return timedelta(seconds=int(value))
     if not value or _PART.sub("", value):
         raise InvalidDuration(f"invalid duration {text!r}: use e.g. 15d, 2h, 10m, 30s or 1d12h")
     delta = timedelta()
-    for amount, unit in _PART.findall(value):
-        delta += timedelta(**{_UNITS[unit]: int(amount)})
+    try:
+        for amount, unit in _PART.findall(value):
+            delta += timedelta(**{_UNITS[unit]: int(amount)})
+    except OverflowError:
+        raise InvalidDuration(f"duration {text!r} is too long") from None
     return delta
 
 

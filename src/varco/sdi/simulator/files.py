@@ -15,6 +15,7 @@ from varco import fatturapa
 from varco.core import blobs, db
 from varco.core.clock import Clock
 from varco.core.db import append_row, locked_rows
+from varco.core.numbers import is_id
 from varco.invoices.checks import checks, receipt_day
 from varco.sdi import inbound, messages
 from varco.sdi.models import SimFile
@@ -34,7 +35,7 @@ def sdi_id(file: SimFile) -> str:
 
 
 def by_sdi_id(session: Session, value: str, *, lock: bool = False) -> SimFile | None:
-    if not value.isdigit() or int(value) <= SDI_ID_BASE:
+    if not is_id(value) or int(value) <= SDI_ID_BASE:
         return None
     return session.get(SimFile, int(value) - SDI_ID_BASE, with_for_update=lock, populate_existing=lock)
 
