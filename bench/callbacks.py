@@ -37,7 +37,7 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as a real receiver
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 fields = dict(p.split("=", 1) for p in self.headers["Varco-Signature"].split(","))
                 expected = hmac.new(receiver.secret, f"{fields['t']}.".encode() + body, hashlib.sha256)
@@ -69,7 +69,9 @@ def main() -> None:
     os.environ.pop("VARCO_DATABASE_URL", None)
     os.environ.pop("VARCO_REDIS_URL", None)
 
-    import varco.handlers  # noqa: F401 - registers every job
+    from varco import jobs_list
+
+    jobs_list.install()  # the jobs this process runs, as a worker does
     from varco.accounts import service as accounts
     from varco.callbacks import service as callbacks
     from varco.callbacks import signing

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 Headers = list[tuple[bytes, bytes]]
 
 
-async def call(app, path: str, headers: Headers) -> int:  # noqa: ANN001
+async def call(app, path: str, headers: Headers) -> int:
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -54,7 +54,7 @@ async def call(app, path: str, headers: Headers) -> int:  # noqa: ANN001
     return status
 
 
-async def per_request_ms(app, path: str, headers: Headers, n: int) -> float:  # noqa: ANN001
+async def per_request_ms(app, path: str, headers: Headers, n: int) -> float:
     for _ in range(50):  # warm-up
         await call(app, path, headers)
     start = time.perf_counter()
@@ -73,7 +73,7 @@ def configure(**values: str) -> None:
     get_settings.cache_clear()
 
 
-async def limiter_work_us(app, account_id: int, n: int) -> dict[str, float]:  # noqa: ANN001
+async def limiter_work_us(app, account_id: int, n: int) -> dict[str, float]:
     """The limiter's own work per request, timed alone: what the middleware and `guard` add."""
     from starlette.requests import Request
 

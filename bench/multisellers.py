@@ -123,7 +123,7 @@ def main() -> None:
         first_id = httpx.get(f"{base}/auth/multicedenti", headers=headers).json()["content"][0]["id"]
         last_page = max(1, -(-args.assignors // 100))
 
-        def get(path: str):  # noqa: ANN202
+        def get(path: str):
             def call(c: httpx.Client) -> None:
                 response = c.get(f"{base}{path}", headers=headers)
                 assert response.status_code == 200, (path, response.status_code, response.text[:200])
@@ -144,18 +144,13 @@ def main() -> None:
             name: throughput(call, seconds=args.seconds, threads=args.threads) for name, call in rates.items()
         }
 
-        import varco.handlers  # noqa: F401 - registers the report job, as in a worker
+        from varco import jobs_list
         from varco.core import jobs
         from varco.core.db import unit_of_work
         from varco.core.models import JobRow
 
+        jobs_list.install()  # the jobs this process runs, as a worker does
         first = httpx.post(f"{base}/api/v2/report", headers=headers)
-        if first.status_code == 500:
-            # Known core issue (reported): the first enqueue of a process whose queue was never built
-            # imports varco.handlers inside SQLAlchemy's after_commit, whose listeners it extends. The
-            # transaction is committed before that, so the report row and its job exist.
-            print("warning: first report call answered 500 (lazy job-queue set-up in after_commit)")
-            first = httpx.post(f"{base}/api/v2/report", headers=headers)
         assert first.status_code == 202, first.text
         with unit_of_work() as session:
             job_id = session.scalar(select(JobRow.id).where(JobRow.name == "multiseller_report"))

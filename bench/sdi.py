@@ -54,15 +54,17 @@ def main() -> None:
     os.environ.pop("VARCO_DATABASE_URL", None)
     os.environ.pop("VARCO_REDIS_URL", None)
 
-    import varco.handlers  # noqa: F401 - registers every job
+    from varco import jobs_list
+
+    jobs_list.install()  # the jobs this process runs, as a worker does
     from varco.accounts import service as accounts
     from varco.core import migrate
     from varco.core.clock import current_clock
     from varco.core.db import get_database, unit_of_work
     from varco.core.jobs import get_queue
     from varco.invoices.models import Invoice
+    from varco.invoices.service import Upload, accept_upload
     from varco.invoices.states import InvoiceState
-    from varco.invoices.upload import Upload, accept_upload
     from varco.settings import get_settings
 
     settings = get_settings()
@@ -134,7 +136,7 @@ def main() -> None:
     timed("1 → 8 (FPA12)", queue.drain, InvoiceState.ACCETTATA, 2 * n)
 
 
-def _cpu_floor(clock) -> tuple[float, float]:  # noqa: ANN001
+def _cpu_floor(clock) -> tuple[float, float]:
     """Invoices/s of the SDI's CPU work alone (checks of the file, one signed RC): the ceiling.
 
     Wall clock and per CPU second of this process: on a shared machine the second moves less."""
@@ -156,7 +158,7 @@ def _cpu_floor(clock) -> tuple[float, float]:  # noqa: ANN001
         return n / (time.perf_counter() - start), n / (time.process_time() - cpu)
 
 
-def _drain_only(queue, name: str) -> None:  # noqa: ANN001
+def _drain_only(queue, name: str) -> None:
     """Run the queued jobs called `name` outside a worker, so that the SDI's step they hand over
     becomes a job of its own instead of a follow-on in the same transaction; put the others'
     wake-ups back (they stay pending)."""

@@ -99,7 +99,7 @@ def create_accounts(url: str) -> tuple[list[int], list[int]]:
     return group, [i for i in ids if i not in group]
 
 
-def _account(i: int, username: str, kind: str, secret: str, now: datetime):  # noqa: ANN202
+def _account(i: int, username: str, kind: str, secret: str, now: datetime):
     from varco.accounts.models import Account
 
     return Account(
@@ -119,7 +119,7 @@ def _account(i: int, username: str, kind: str, secret: str, now: datetime):  # n
     )
 
 
-def _setval(table: str):  # noqa: ANN202
+def _setval(table: str):
     from sqlalchemy import text
 
     return text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
@@ -456,7 +456,7 @@ def explain(url: str) -> None:
     }
     captured: list[tuple[str, object]] = []
 
-    def capture(_conn, _cursor, statement, parameters, _context, _many) -> None:  # noqa: ANN001
+    def capture(_conn, _cursor, statement, parameters, _context, _many) -> None:
         captured.append((statement, parameters))
 
     for title, run in cases.items():

@@ -144,7 +144,7 @@ def memory_of_big_upload() -> None:
         print(f"  in-process tracemalloc peak of one request: {traced:.1f} MB (Python objects only)")
 
 
-def _traced_peak_mb(server, headers: dict[str, str], body: bytes) -> float:  # noqa: ANN001
+def _traced_peak_mb(server, headers: dict[str, str], body: bytes) -> float:
     os.environ.update(server.env)  # the same database and settings as the server
     os.environ.pop("VARCO_DATABASE_URL", None)
     from fastapi.testclient import TestClient
@@ -166,7 +166,7 @@ def _traced_peak_mb(server, headers: dict[str, str], body: bytes) -> float:  # n
     return peak / 1024 / 1024
 
 
-def _bench_user(server) -> dict[str, str]:  # noqa: ANN001
+def _bench_user(server) -> dict[str, str]:
     server.cli(
         "users",
         "create",

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from huey import SqliteHuey
 from sqlalchemy import create_engine, text
 
+from varco import jobs_list
 from varco.core import migrate
 from varco.core.clock import ManualClock, SystemClock, use_clock
 from varco.core.db import Database, set_database
@@ -90,6 +91,7 @@ def queue(_queue: JobQueue) -> Iterator[JobQueue]:
     """The real huey queue (SQLite storage); `queue.drain()` runs what is queued in this thread."""
     q = _queue
     q.flush()
+    jobs_list.install()  # what the app's worker runs (tests add their own tasks to it)
     set_queue(q)
     yield q
     q.flush()
@@ -97,14 +99,14 @@ def queue(_queue: JobQueue) -> Iterator[JobQueue]:
 
 
 @pytest.fixture
-def app(db: Database, clock: ManualClock, queue: JobQueue):  # noqa: ANN201
+def app(db: Database, clock: ManualClock, queue: JobQueue):
     from varco.app import create_app
 
     return create_app()
 
 
 @pytest.fixture
-def client(app) -> Iterator[TestClient]:  # noqa: ANN001
+def client(app) -> Iterator[TestClient]:
     with TestClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
 

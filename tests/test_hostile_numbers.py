@@ -38,11 +38,11 @@ GETS = [
 
 
 @pytest.fixture
-def headers(client) -> dict[str, str]:  # noqa: ANN001
+def headers(client) -> dict[str, str]:
     return premium(client).headers
 
 
-def _clear_refusal(response) -> None:  # noqa: ANN001
+def _clear_refusal(response) -> None:
     assert 400 <= response.status_code < 500, (response.url, response.status_code, response.text[:300])
     if response.headers.get("content-type", "").startswith("application/json"):
         body = response.json()

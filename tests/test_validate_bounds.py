@@ -18,7 +18,7 @@ MAX_BYTES = CheckOptions().max_bytes  # §8.1: 5 MB
 runner = CliRunner()
 
 
-def run(*args: str):  # noqa: ANN201
+def run(*args: str):
     return runner.invoke(app, ["validate", *args])
 
 

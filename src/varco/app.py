@@ -6,7 +6,7 @@ import logging
 
 from fastapi import FastAPI
 
-from varco import __version__, openapi
+from varco import __version__, jobs_list, openapi
 from varco.accounts.endpoints import router as accounts_router
 from varco.accounts.multisellers.endpoints import router as multisellers_router
 from varco.auth.endpoints import router as auth_router
@@ -18,13 +18,13 @@ from varco.core.errors import install_handlers
 from varco.core.health import router as health_router
 from varco.core.requests import RequestIdFilter, RequestIdMiddleware, ScrubQueryFilter
 from varco.invoices.endpoints import router as invoices_router
-from varco.legacy.endpoints import router as legacy_router
+from varco.legacy.communication_endpoints import router as legacy_communications_router
+from varco.legacy.search_endpoints import router as legacy_search_router
 from varco.limits.middleware import install as install_limits
 from varco.panel.routes import router as panel_router
 from varco.sdi.endpoints import admin_router as sdi_admin_router
 from varco.sdi.endpoints import esito_router as sdi_esito_router
-from varco.search.endpoints_v1 import router as search_v1_router
-from varco.search.endpoints_v2 import router as search_v2_router
+from varco.search.endpoints import router as search_router
 
 DESCRIPTION = """
 varco is a self-hostable Italian e-invoicing intermediary speaking the REST contract of an
@@ -53,10 +53,7 @@ def configure_logging(level: int = logging.INFO) -> None:
 
 
 def create_app() -> FastAPI:
-    # Register every job handler and session listener now: importing them lazily inside an
-    # after_commit hook would add listeners while SQLAlchemy iterates them.
-    import varco.handlers  # noqa: F401
-
+    jobs_list.install()  # the jobs this process runs: its embedded worker, or tests draining the queue
     app = FastAPI(title="varco", version=__version__, description=DESCRIPTION)
     install_handlers(app)
     # Bodies are counted while read, before authentication and parsing; inside the limits (a
@@ -72,12 +69,12 @@ def create_app() -> FastAPI:
         invoices_router,
         sdi_esito_router,
         sdi_admin_router,
-        search_v1_router,
-        search_v2_router,
+        search_router,
         callbacks_router,
         comfin_router,
         panel_router,
-        legacy_router,
+        legacy_search_router,
+        legacy_communications_router,
     ):
         app.include_router(router)
     install_openapi_examples(app)  # examples keep their null fields

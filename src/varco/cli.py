@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import logging
 import os
-from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Annotated
@@ -14,8 +12,8 @@ from typing import Annotated
 import typer
 
 from varco.accounts.cli import delegations_app
+from varco.cli_support import cli_errors, fail, prepare_database, settings_or_exit
 from varco.core.clock import current_clock
-from varco.core.errors import VarcoError
 from varco.limits.commands import users_set_tier, users_unlock
 from varco.preservation.cli import pdd_app, preservation_app
 from varco.sdi.cli import sdi_app
@@ -33,45 +31,6 @@ users_app.command("unlock")(users_unlock)
 users_app.command("set-tier")(users_set_tier)
 
 
-def fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
-
-
-@contextlib.contextmanager
-def cli_errors() -> Iterator[None]:
-    """Service errors become one line and exit code 2."""
-    try:
-        yield
-    except VarcoError as exc:
-        fail(str(exc))
-
-
-def _settings():  # noqa: ANN202
-    from pydantic import ValidationError
-
-    from varco.settings import get_settings
-
-    try:
-        return get_settings()
-    except ValidationError as exc:
-        fail("invalid configuration: " + "; ".join(e["msg"] for e in exc.errors()))
-
-
-def prepare_database() -> None:
-    """Bring the schema to the latest migration (idempotent) and register every job handler.
-
-    The handlers must be registered before the command's first commit: imported later (from
-    the after-commit hook that sends job wake-ups) they would add commit listeners while
-    SQLAlchemy iterates over them."""
-    import varco.handlers  # noqa: F401
-    from varco.core import migrate
-    from varco.core.db import get_database
-
-    _settings()
-    migrate.upgrade(get_database().url)
-
-
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Apply every migration."""
@@ -85,7 +44,7 @@ def db_current() -> None:
     from varco.core import migrate
     from varco.core.db import get_database
 
-    _settings()
+    settings_or_exit()
     typer.echo(" ".join(migrate.current(get_database().url)) or "(empty)")
 
 
@@ -100,7 +59,7 @@ def serve(
 
     from varco.app import configure_logging, create_app
 
-    settings = _settings()
+    settings = settings_or_exit()
     configure_logging()
     prepare_database()
     if settings.profile == "demo" and settings.demo_data:
@@ -113,7 +72,7 @@ def serve(
         embedded = EmbeddedWorker(get_queue(), settings.embedded_workers)
         application.router.on_startup.append(embedded.start)
         application.router.on_shutdown.append(embedded.stop)
-    # The loaded app is ~250k long-lived objects; every full collection walked them all (~250 ms
+    # The loaded app is some 250k long-lived objects; every full collection walked them all (long
     # pauses, the p99 of list pages). Frozen, they are skipped (docs/performance.md, Search).
     gc.collect()
     gc.freeze()
@@ -125,7 +84,7 @@ def seed_demo() -> None:
     from varco.core.db import unit_of_work
 
     with unit_of_work() as session:
-        created = seed_demo_accounts(session, _settings(), current_clock())
+        created = seed_demo_accounts(session, settings_or_exit(), current_clock())
     for username, password in created:
         typer.echo(f"demo account created: {username} / {password}")
 
@@ -184,7 +143,7 @@ def users_create(
     )
     prepare_database()
     with cli_errors(), unit_of_work() as session:
-        account = service.create_account(session, new, _settings(), current_clock())
+        account = service.create_account(session, new, settings_or_exit(), current_clock())
         typer.echo(f"created {account.kind} account {account.username}")
 
 

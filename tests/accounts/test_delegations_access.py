@@ -10,7 +10,7 @@ from tests.invoices.support import SUPPLIER_VAT, b64, invoice_xml
 from varco.accounts.models import DelegationStatus
 from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
-from varco.invoices import usage
+from varco.limits import annual
 
 S = DelegationStatus
 # Valid Italian VAT numbers for the accounts of a chain (the invoice's supplier is the taxpayer).
@@ -30,7 +30,7 @@ def upload(client, token, supplier_vat: str = SUPPLIER_VAT):
 
 def used(account) -> int:
     with unit_of_work() as session:
-        return usage.used(session, account.id, current_clock().now().year)
+        return annual.used_transmissions(session, account.id, current_clock().now().year)
 
 
 @pytest.mark.parametrize("status", [S.PENDING, S.SUSPEND, S.INACTIVE])

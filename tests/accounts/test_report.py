@@ -23,7 +23,7 @@ from varco.core import blobs
 from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
 from varco.core.models import JobRow
-from varco.invoices import lifecycle
+from varco.invoices import service as invoices
 from varco.invoices.models import Invoice, Notification
 from varco.invoices.states import InvoiceState
 from varco.settings import get_settings
@@ -41,7 +41,7 @@ def report_jobs(premium) -> list[JobRow]:
         query = (
             select(JobRow)
             .join(MultisellerReport, MultisellerReport.job_id == JobRow.id)
-            .where(MultisellerReport.account_id == premium.id, JobRow.name == multisellers.REPORT_JOB)
+            .where(MultisellerReport.account_id == premium.id, JobRow.name == multisellers.REPORT.name)
             .order_by(JobRow.id)
         )
         return list(session.scalars(query))
@@ -65,14 +65,14 @@ def add_invoice(account_id: int, direction: str, created_at: datetime) -> Invoic
             created_at=created_at,
             updated_at=created_at,
         )
-        return lifecycle.add_invoice(session, invoice, created_at)
+        return invoices.add_invoice(session, invoice, created_at)
 
 
 def add_notification(invoice: Invoice, kind: str) -> None:
     with unit_of_work() as session:
         stored = session.get(Invoice, invoice.id)
         name = f"{invoice.filename[:-4]}_{kind}_{uuid.uuid4().hex[:3]}.xml"
-        lifecycle.add_notification(session, stored, kind, name, b"<Notifica/>", current_clock())
+        invoices.add_notification(session, stored, kind, name, b"<Notifica/>", current_clock())
 
 
 def test_202_while_the_worker_prepares_it_then_200_with_the_report(client, queue):

@@ -10,7 +10,7 @@ from tests.callbacks.receiver import Receiver
 
 
 @pytest.fixture
-def receiver(clock) -> Iterator[Receiver]:  # noqa: ANN001
+def receiver(clock) -> Iterator[Receiver]:
     live = Receiver(clock)
     yield live
     live.close()

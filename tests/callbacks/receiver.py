@@ -95,7 +95,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
+            def do_POST(self) -> None:  # http.server API
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 header = self.headers.get("Varco-Signature", "")
                 with receiver._lock:
@@ -124,7 +124,7 @@ class Receiver:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
+            def log_message(self, format: str, *args: object) -> None:  # quiet
                 pass
 
         return Handler

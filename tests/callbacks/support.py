@@ -49,7 +49,7 @@ def register(
 
 
 def status_event(account: Account, filename: str, status: int = 3, **extra: Any) -> str:
-    """An updateInvoiceStatus event as lifecycle.apply_event records it; returns its eventId."""
+    """An updateInvoiceStatus event as invoices.apply_event records it; returns its eventId."""
     payload = {"invoiceId": 1, "filename": filename, "idSdi": None, "status": status, **extra}
     with unit_of_work() as session:
         event = events.record(

@@ -19,7 +19,7 @@ from tests.callbacks.support import (
 )
 from tests.factories import bearer
 from tests.invoices.support import SUPPLIER_VAT, b64, invoice_xml
-from varco.callbacks import delivery
+from varco.callbacks import fanout
 from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
 
@@ -101,7 +101,7 @@ def test_duplicate_wake_ups_and_reconciler_runs_send_once(client, receiver, queu
     [row] = deliveries(client, token, callback["id"])
     with unit_of_work() as session:
         for _ in range(3):
-            delivery.wake(session, int(row["id"]), clock)
+            fanout.wake(session, int(row["id"]), clock)
     run(queue)
     clock.advance(timedelta(minutes=5))
     resume()
@@ -256,7 +256,7 @@ def test_endpoints_changed_in_a_transaction_decide_its_later_events(client):
     account, _ = user(client)
     clock = current_clock()
 
-    def record(session, name: str) -> int:  # noqa: ANN001
+    def record(session, name: str) -> int:
         payload = {"invoiceId": 1, "filename": name, "idSdi": None, "status": 3}
         event = events.record(session, account.id, "updateInvoiceStatus", payload, clock.now(), subject=name)
         return len(session.query(CallbackDelivery).filter_by(event_id=event.id).all())

@@ -9,7 +9,7 @@ from varco.core.db import unit_of_work
 from varco.events import service as events
 
 
-def _usage(session, account_id: int, used: int, clock):  # noqa: ANN001, ANN202
+def _usage(session, account_id: int, used: int, clock):
     payload = {"username": "x", "year": 2026, "usedTransmissions": used}
     return events.record(session, account_id, "updateUsage", payload, clock.now())
 

@@ -9,7 +9,7 @@ from tests.callbacks.support import register, run, status_event, usage_event, us
 from tests.factories import bearer
 from varco.callbacks import signing
 from varco.callbacks.examples import EXAMPLES
-from varco.invoices import lifecycle
+from varco.invoices import service as invoices
 from varco.invoices.models import Invoice
 
 WHEN = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
@@ -40,7 +40,7 @@ def test_examples_have_the_shape_of_real_bodies(client, receiver, queue):
         assert example.keys() == real.keys()
         assert example["account"].keys() == real["account"].keys()
     assert EXAMPLES["updateUsage"]["data"].keys() == usage["data"].keys()
-    recorded = lifecycle.status_payload(Invoice(state=3, filename="x.xml", sdi_errors=[]))
+    recorded = invoices.status_payload(Invoice(state=3, filename="x.xml", sdi_errors=[]))
     assert EXAMPLES["updateInvoiceStatus"]["data"].keys() == recorded.keys()
     assert EXAMPLES["createInvoice"]["data"].keys() == {*recorded, "docType", "sender"}
 

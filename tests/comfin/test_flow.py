@@ -13,13 +13,13 @@ from sqlalchemy import select
 
 from tests.comfin.support import SUPPLIER_VAT, b64, df_xml, li_xml, sign, zip_of
 from tests.factories import bearer, make_account, sign_in
-from varco.comfin import schema
+from varco.comfin import xsd
 from varco.comfin.models import ComfinRequest
 from varco.core.blobs import Blob
 from varco.core.db import unit_of_work
 
 
-def send(client, token, kind: str, data: bytes, user_id: str | None = None):  # noqa: ANN001, ANN201
+def send(client, token, kind: str, data: bytes, user_id: str | None = None):
     body = {"comunicationType": kind, "dataFile": b64(data)}
     if user_id is not None:
         body["userId"] = user_id
@@ -27,7 +27,7 @@ def send(client, token, kind: str, data: bytes, user_id: str | None = None):  # 
 
 
 @pytest.mark.parametrize("kind", ["LI", "DF"])
-def test_signed_communication_is_sent_answered_and_preserved(client, queue, pkcs12, kind):  # noqa: ANN001
+def test_signed_communication_is_sent_answered_and_preserved(client, queue, pkcs12, kind):
     account = make_account(vat_code=SUPPLIER_VAT)
     token = sign_in(client, account.username)
     xml = li_xml() if kind == "LI" else df_xml()
@@ -59,7 +59,7 @@ def test_signed_communication_is_sent_answered_and_preserved(client, queue, pkcs
     assert info["receiptTimestamp"] == "2026-11-23 09:00:00"  # 08:00 UTC in Rome
     assert info["pddAvailable"] is True
     esito = etree.fromstring(base64.b64decode(info["notifyResult"]))
-    assert schema.errors(esito, "ESITO") == []
+    assert xsd.errors(esito, "ESITO") == []
     assert esito.findtext("Esito") == "ES01" and esito.findtext("NomeFile") == info["fileName"]
 
     pdd = client.get(f"/api/v2/comfin/{request_id}/pdd", headers=bearer(token))
@@ -75,7 +75,7 @@ def test_signed_communication_is_sent_answered_and_preserved(client, queue, pkcs
         assert archive.read(f"{info['fileName']}.p7m").startswith(b"\x30")  # the signed file as sent
 
 
-def test_zip_of_several_signed_files_is_one_request(client, queue, pkcs12):  # noqa: ANN001
+def test_zip_of_several_signed_files_is_one_request(client, queue, pkcs12):
     account = make_account(vat_code=SUPPLIER_VAT)
     token = sign_in(client, account.username)
     bundle = zip_of({"a.xml.p7m": sign(pkcs12, li_xml()), "b.xml.p7m": sign(pkcs12, li_xml(year="2025"))})
@@ -87,7 +87,7 @@ def test_zip_of_several_signed_files_is_one_request(client, queue, pkcs12):  # n
     assert (info["result"], info["elaboratedResult"], info["pddAvailable"]) == ("SF02", "ES01", True)
 
 
-def test_another_users_request_is_404(client, queue, pkcs12):  # noqa: ANN001
+def test_another_users_request_is_404(client, queue, pkcs12):
     owner = make_account(vat_code=SUPPLIER_VAT)
     request_id = send(client, sign_in(client, owner.username), "LI", sign(pkcs12, li_xml())).json()[
         "requestId"
@@ -98,7 +98,7 @@ def test_another_users_request_is_404(client, queue, pkcs12):  # noqa: ANN001
     assert client.get("/api/v2/comfin/nope", headers=bearer(stranger)).status_code == 404
 
 
-def test_pdd_is_404_until_the_package_exists(client, queue, pkcs12):  # noqa: ANN001
+def test_pdd_is_404_until_the_package_exists(client, queue, pkcs12):
     account = make_account(vat_code=SUPPLIER_VAT)
     token = sign_in(client, account.username)
     request_id = send(client, token, "DF", sign(pkcs12, df_xml())).json()["requestId"]

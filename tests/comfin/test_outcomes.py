@@ -15,7 +15,7 @@ from varco.sdi.simulator import scenarios
 
 
 @pytest.fixture
-def rules(db):  # noqa: ANN001, ANN201
+def rules(db):
     yield
     with unit_of_work() as session:
         scenarios.clear(session, "comfin", "")
@@ -27,7 +27,7 @@ def set_rule(value: str, outcome: str) -> None:
         scenarios.set_rule(session, "comfin", value, current_clock(), outcome=outcome)
 
 
-def run(client, queue, pkcs12, xml: bytes) -> dict:  # noqa: ANN001
+def run(client, queue, pkcs12, xml: bytes) -> dict:
     token = sign_in(client, make_account(vat_code=SUPPLIER_VAT).username)
     created = client.post(
         "/api/v2/comfin",
@@ -40,7 +40,7 @@ def run(client, queue, pkcs12, xml: bytes) -> dict:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("outcome", ["ES02", "ES03"])
-def test_scenario_forces_the_esito(client, queue, pkcs12, rules, outcome):  # noqa: ANN001
+def test_scenario_forces_the_esito(client, queue, pkcs12, rules, outcome):
     set_rule("LI", outcome)
     info = run(client, queue, pkcs12, li_xml())
     assert (info["result"], info["elaboratedResult"], info["pddAvailable"]) == ("SF02", outcome, True)
@@ -49,25 +49,25 @@ def test_scenario_forces_the_esito(client, queue, pkcs12, rules, outcome):  # no
     assert esito.find("ListaErrori/Errore/Codice") is not None
 
 
-def test_type_rule_beats_the_all_rule(client, queue, pkcs12, rules):  # noqa: ANN001
+def test_type_rule_beats_the_all_rule(client, queue, pkcs12, rules):
     set_rule("", "ES03")
     set_rule("LI", "ES01")
     assert run(client, queue, pkcs12, li_xml())["elaboratedResult"] == "ES01"
 
 
-def test_simulator_rejects_a_wrong_check_digit(client, queue, pkcs12, rules):  # noqa: ANN001
+def test_simulator_rejects_a_wrong_check_digit(client, queue, pkcs12, rules):
     # XSD-valid (11 digits) but the VAT number's check digit is wrong: the SDI rejects (ES03).
     info = run(client, queue, pkcs12, li_xml(SUPPLIER_VAT, vat="01234560018"))
     assert info["elaboratedResult"] == "ES03"
     assert b"01234560018" in base64.b64decode(info["notifyResult"])
 
 
-def test_comfin_rules_accept_only_es_codes(db):  # noqa: ANN001
+def test_comfin_rules_accept_only_es_codes(db):
     with unit_of_work() as session, pytest.raises(scenarios.InvalidScenario):
         scenarios.set_rule(session, "comfin", "", current_clock(), outcome="RC")
 
 
-def test_cli_sets_a_comfin_rule(db, rules):  # noqa: ANN001
+def test_cli_sets_a_comfin_rule(db, rules):
     from typer.testing import CliRunner
 
     from varco.cli import app

@@ -15,7 +15,7 @@ from varco.preservation.models import PreservationPackage
 runner = CliRunner()
 
 
-def sent(client, queue, pkcs12, token, kind="LI") -> str:  # noqa: ANN001
+def sent(client, queue, pkcs12, token, kind="LI") -> str:
     xml = li_xml() if kind == "LI" else df_xml()
     body = {"comunicationType": kind, "dataFile": b64(sign(pkcs12, xml))}
     request_id = client.post("/api/v2/comfin", json=body, headers=bearer(token)).json()["requestId"]
@@ -23,7 +23,7 @@ def sent(client, queue, pkcs12, token, kind="LI") -> str:  # noqa: ANN001
     return request_id
 
 
-def test_chain_links_packages_and_verify_finds_a_tampered_one(client, queue, pkcs12):  # noqa: ANN001
+def test_chain_links_packages_and_verify_finds_a_tampered_one(client, queue, pkcs12):
     account = make_account(vat_code=SUPPLIER_VAT)
     token = sign_in(client, account.username)
     sent(client, queue, pkcs12, token, "LI")
@@ -43,7 +43,7 @@ def test_chain_links_packages_and_verify_finds_a_tampered_one(client, queue, pkc
     assert result.output.splitlines()[0].startswith("package 1 ")
 
 
-def test_range_requests(client, queue, pkcs12):  # noqa: ANN001
+def test_range_requests(client, queue, pkcs12):
     token = sign_in(client, make_account(vat_code=SUPPLIER_VAT).username)
     request_id = sent(client, queue, pkcs12, token)
     url = f"/api/v2/comfin/{request_id}/pdd"

@@ -13,18 +13,18 @@ from varco.invoices.models import UsageCounter
 from varco.settings import get_settings
 
 
-def post(client, token, body):  # noqa: ANN001, ANN201
+def post(client, token, body):
     return client.post("/api/v2/comfin", json=body, headers=bearer(token))
 
 
-def refused(response, code: str, status: int = 400) -> str:  # noqa: ANN001
+def refused(response, code: str, status: int = 400) -> str:
     assert response.status_code == status, response.text
     body = response.json()
     assert body["errorCode"] == code, body
     return body["errorDescription"]
 
 
-def test_file_and_type_codes(client, pkcs12):  # noqa: ANN001
+def test_file_and_type_codes(client, pkcs12):
     token = sign_in(client, make_account(vat_code=SUPPLIER_VAT).username)
     li = sign(pkcs12, li_xml())
     assert "missing" in refused(post(client, token, {"comunicationType": "LI"}), "AR01")
@@ -57,7 +57,7 @@ def test_file_and_type_codes(client, pkcs12):  # noqa: ANN001
     )
 
 
-def test_access_codes(client, pkcs12):  # noqa: ANN001
+def test_access_codes(client, pkcs12):
     premium = make_account(vat_code=SUPPLIER_VAT)
     token = sign_in(client, premium.username)
     stranger_li = b64(sign(pkcs12, li_xml(OTHER_VAT)))
@@ -74,7 +74,7 @@ def test_access_codes(client, pkcs12):  # noqa: ANN001
     assert suspended.username
 
 
-def test_delegated_premium_sends_for_its_assignor(client, queue, pkcs12):  # noqa: ANN001
+def test_delegated_premium_sends_for_its_assignor(client, queue, pkcs12):
     premium = make_account(vat_code=SUPPLIER_VAT)
     assignor = make_basic(premium, vat_code=OTHER_VAT)
     token = sign_in(client, premium.username)
@@ -95,7 +95,7 @@ def test_delegated_premium_sends_for_its_assignor(client, queue, pkcs12):  # noq
         assert counter.count == 1
 
 
-def test_annual_quota_is_ar10(client, pkcs12):  # noqa: ANN001
+def test_annual_quota_is_ar10(client, pkcs12):
     limit = get_settings().tiers[0][1]
     account = make_account(vat_code=SUPPLIER_VAT, tier=0)
     with unit_of_work() as session:
@@ -106,7 +106,7 @@ def test_annual_quota_is_ar10(client, pkcs12):  # noqa: ANN001
     assert timedelta(seconds=int(response.headers["Retry-After"])) > timedelta(0)
 
 
-def test_an_unreadable_signature_is_ar08_not_a_server_error(client, pkcs12):  # noqa: ANN001
+def test_an_unreadable_signature_is_ar08_not_a_server_error(client, pkcs12):
     token = sign_in(client, make_account(vat_code=SUPPLIER_VAT).username)
     bogus = as_ber(sign(pkcs12, li_xml()), 1000, certificates_padding=b"\xa1\x00")  # an empty attr. cert.
     description = refused(post(client, token, {"comunicationType": "LI", "dataFile": b64(bogus)}), "AR08")

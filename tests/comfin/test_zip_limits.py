@@ -15,12 +15,12 @@ from varco.invoices.models import UsageCounter
 V1 = "/services/ClientRequest/CreateTransmissionRequest"
 
 
-def post(client, token, data: bytes):  # noqa: ANN001, ANN201
+def post(client, token, data: bytes):
     body = {"comunicationType": "LI", "dataFile": b64(data)}
     return client.post("/api/v2/comfin", json=body, headers=bearer(token))
 
 
-def refused_ar03(response) -> str:  # noqa: ANN001
+def refused_ar03(response) -> str:
     assert response.status_code == 400, response.text
     assert response.json()["errorCode"] == "AR03", response.text
     return response.json()["errorDescription"]
@@ -36,7 +36,7 @@ def stored(account_id: int) -> tuple[int, int, int]:
         )
 
 
-def test_lying_zip_is_refused_and_nothing_stored_v2(client):  # noqa: ANN001
+def test_lying_zip_is_refused_and_nothing_stored_v2(client):
     account = make_account(vat_code=SUPPLIER_VAT)
     token = sign_in(client, account.username)
     description = refused_ar03(post(client, token, lying_zip()))  # 1 GiB of zeros claiming 1,000 bytes
@@ -44,7 +44,7 @@ def test_lying_zip_is_refused_and_nothing_stored_v2(client):  # noqa: ANN001
     assert stored(account.id) == (0, 0, 0)
 
 
-def test_lying_zip_is_refused_and_nothing_stored_v1(client):  # noqa: ANN001
+def test_lying_zip_is_refused_and_nothing_stored_v1(client):
     account = make_account(vat_code=SUPPLIER_VAT, password="pw-1")
     body = {
         "userName": account.username,
@@ -59,7 +59,7 @@ def test_lying_zip_is_refused_and_nothing_stored_v1(client):  # noqa: ANN001
     assert stored(account.id) == (0, 0, 0)
 
 
-def test_each_archive_limit_is_a_setting(client, configure, pkcs12):  # noqa: ANN001
+def test_each_archive_limit_is_a_setting(client, configure, pkcs12):
     account = make_account(vat_code=SUPPLIER_VAT)
     token = sign_in(client, account.username)
     li = sign(pkcs12, li_xml())
@@ -75,7 +75,7 @@ def test_each_archive_limit_is_a_setting(client, configure, pkcs12):  # noqa: AN
     assert post(client, token, three).status_code == 200  # every limit reached, none exceeded
 
 
-def test_unsafe_or_encrypted_entries_are_refused(client, pkcs12):  # noqa: ANN001
+def test_unsafe_or_encrypted_entries_are_refused(client, pkcs12):
     token = sign_in(client, make_account(vat_code=SUPPLIER_VAT).username)
     li = sign(pkcs12, li_xml())
     assert "not a safe relative path" in refused_ar03(post(client, token, raw_zip(deflated("../a.p7m", li))))

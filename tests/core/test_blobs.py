@@ -34,7 +34,7 @@ def test_two_transactions_storing_for_two_accounts_in_opposite_orders_both_commi
                     blobs.store(session, f"f{n}.xml", b"x" * (100 + n), account_id, current_clock().now())
                     if n == 0:
                         both_stored_one.wait()
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             failures.append(exc)
 
     threads = [
@@ -85,10 +85,10 @@ def test_space_counts_when_the_transaction_commits_with_a_savepoint_still_open(d
     account = make_account()
     session = db.sessions()
     try:
-        with session.begin():
-            blobs.store(session, "before.xml", b"x" * 1000, account.id, current_clock().now())
-            session.begin_nested()  # left open: committed with the transaction
-            blobs.store(session, "inside.xml", b"x" * 20, account.id, current_clock().now())
+        blobs.store(session, "before.xml", b"x" * 1000, account.id, current_clock().now())
+        session.begin_nested()  # left open: committed with the transaction
+        blobs.store(session, "inside.xml", b"x" * 20, account.id, current_clock().now())
+        session.commit()
     finally:
         session.close()
     assert _used(db, account.id) == 1020

@@ -16,7 +16,7 @@ def _chunks(total: int, size: int = 64 * 1024) -> Iterator[bytes]:
 
 
 @pytest.fixture
-def small_limits(configure) -> None:  # noqa: ANN001
+def small_limits(configure) -> None:
     configure(max_body_bytes=4096, max_file_body_bytes=16384)
 
 

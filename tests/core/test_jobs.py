@@ -9,16 +9,31 @@ from sqlalchemy import select
 
 from tests.factories import unique_name
 from varco.accounts import service
+from varco.core import jobs
 from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
-from varco.core.jobs import enqueue, follow_on, job, reconcile, run_job
+from varco.core.jobs import Task, enqueue, follow_on, reconcile, run_job
 from varco.core.models import JobRow
 from varco.settings import get_settings
 
 RUNS: list[str] = []
 
 
-@job("tests.create_account")
+CREATE_ACCOUNT = Task("tests.create_account", ("username",))
+EXPLODE = Task("tests.explode")
+THEN_FOLLOW_ON = Task("tests.then_follow_on", ("first", "second"))
+FOLLOW_ON = Task("tests.follow_on", ("username",))
+
+
+@pytest.fixture(autouse=True)
+def _test_tasks(queue):  # the queue fixture installs the app's registry
+    registry = jobs.registry()
+    registry.add(CREATE_ACCOUNT, _create_account)
+    registry.add(EXPLODE, _explode)
+    registry.add(THEN_FOLLOW_ON, _then_follow_on)
+    registry.add(FOLLOW_ON, _follow_on)
+
+
 def _create_account(session, args, clock):
     """Idempotent: creates the account only if it is not there yet."""
     RUNS.append(args["username"])
@@ -26,7 +41,6 @@ def _create_account(session, args, clock):
         service.create_account(session, service.NewAccount(args["username"], "pw"), get_settings(), clock)
 
 
-@job("tests.explode")
 def _explode(session, args, clock):
     raise RuntimeError("boom")
 
@@ -44,7 +58,7 @@ def _account_exists(username: str) -> bool:
 def test_job_is_sent_after_commit_and_runs(db, clock, queue):
     name = unique_name()
     with unit_of_work() as session:
-        row = enqueue(session, "tests.create_account", username=name)
+        row = enqueue(session, CREATE_ACCOUNT, username=name)
         assert queue.huey.pending_count() == 0  # nothing is sent before the commit
     assert queue.huey.pending_count() == 1
     assert queue.drain() == 1
@@ -54,7 +68,7 @@ def test_job_is_sent_after_commit_and_runs(db, clock, queue):
 
 def test_rollback_drops_the_job(db, clock, queue):
     with pytest.raises(RuntimeError), unit_of_work() as session:
-        enqueue(session, "tests.create_account", username=unique_name())
+        enqueue(session, CREATE_ACCOUNT, username=unique_name())
         raise RuntimeError("request failed")
     assert queue.huey.pending_count() == 0
 
@@ -62,7 +76,7 @@ def test_rollback_drops_the_job(db, clock, queue):
 def test_lost_job_is_recovered_by_the_reconciler(db, clock, queue):
     name = unique_name()
     with unit_of_work() as session:
-        row = enqueue(session, "tests.create_account", username=name)
+        row = enqueue(session, CREATE_ACCOUNT, username=name)
     queue.flush()  # the broker lost the message
     assert queue.drain() == 0
     assert _status(row.id) == "pending"
@@ -77,7 +91,7 @@ def test_lost_job_is_recovered_by_the_reconciler(db, clock, queue):
 def test_duplicate_wake_ups_run_the_job_once(db, clock, queue):
     name = unique_name()
     with unit_of_work() as session:
-        row = enqueue(session, "tests.create_account", username=name)
+        row = enqueue(session, CREATE_ACCOUNT, username=name)
     queue.send(row.id)
     queue.send(row.id)
     RUNS.clear()
@@ -90,14 +104,14 @@ def test_duplicate_wake_ups_run_the_job_once(db, clock, queue):
 def test_idempotency_key_yields_one_job(db, clock, queue):
     key = unique_name("key")
     with unit_of_work() as session:
-        first = enqueue(session, "tests.create_account", key=key, username=unique_name())
-        second = enqueue(session, "tests.create_account", key=key, username=unique_name())
+        first = enqueue(session, CREATE_ACCOUNT, key=key, username=unique_name())
+        second = enqueue(session, CREATE_ACCOUNT, key=key, username=unique_name())
     assert first.id == second.id
 
 
 def test_failing_job_is_retried_then_marked_failed(db, clock, queue):
     with unit_of_work() as session:
-        row = enqueue(session, "tests.explode")
+        row = enqueue(session, EXPLODE)
     queue.drain()
     with unit_of_work() as session:
         stored = session.get(JobRow, row.id)
@@ -112,7 +126,7 @@ def test_failing_job_is_retried_then_marked_failed(db, clock, queue):
 def test_delayed_job_waits_for_the_clock(db, clock, queue):
     name = unique_name()
     with unit_of_work() as session:
-        row = enqueue(session, "tests.create_account", delay=timedelta(hours=1), username=name)
+        row = enqueue(session, CREATE_ACCOUNT, delay=timedelta(hours=1), username=name)
     assert queue.drain() == 0
     assert run_job(row.id) == "pending"
     clock.advance(timedelta(hours=1))
@@ -129,16 +143,12 @@ def test_delayed_job_waits_for_the_clock(db, clock, queue):
 FAIL_FOLLOW_ON: list[BaseException] = []  # raised, one per run, by the next follow-ons
 
 
-@job("tests.then_follow_on")
 def _then_follow_on(session, args, clock):
     """Creates one account, then hands the second to a follow-on."""
     _create_account(session, {"username": args["first"]}, clock)
-    follow_on(
-        session, "tests.follow_on", key=f"follow:{args['second']}", clock=clock, username=args["second"]
-    )
+    follow_on(session, FOLLOW_ON, key=f"follow:{args['second']}", clock=clock, username=args["second"])
 
 
-@job("tests.follow_on")
 def _follow_on(session, args, clock):
     if FAIL_FOLLOW_ON:
         raise FAIL_FOLLOW_ON.pop()
@@ -153,7 +163,7 @@ def _jobs_named(name: str) -> list[JobRow]:
 def test_a_follow_on_runs_in_the_job_s_transaction_without_a_job_row(db, clock, queue):
     first, second = unique_name(), unique_name()
     with unit_of_work() as session:
-        row = enqueue(session, "tests.then_follow_on", first=first, second=second)
+        row = enqueue(session, THEN_FOLLOW_ON, first=first, second=second)
     assert queue.drain() == 1  # one wake-up ran both
     assert _status(row.id) == "done"
     assert _account_exists(first) and _account_exists(second)
@@ -163,7 +173,7 @@ def test_a_follow_on_runs_in_the_job_s_transaction_without_a_job_row(db, clock, 
 def test_a_follow_on_outside_a_worker_is_an_ordinary_job(db, clock, queue):
     name = unique_name()
     with unit_of_work() as session:
-        follow_on(session, "tests.follow_on", key=f"follow:{name}", clock=clock, username=name)
+        follow_on(session, FOLLOW_ON, key=f"follow:{name}", clock=clock, username=name)
     assert not _account_exists(name)  # not run in the caller's transaction
     [row] = [j for j in _jobs_named("tests.follow_on") if j.key == f"follow:{name}"]
     queue.drain()
@@ -173,7 +183,7 @@ def test_a_follow_on_outside_a_worker_is_an_ordinary_job(db, clock, queue):
 def test_a_failing_follow_on_undoes_the_first_attempt_and_the_job_is_retried_at_once(db, clock, queue):
     first, second = unique_name(), unique_name()
     with unit_of_work() as session:
-        row = enqueue(session, "tests.then_follow_on", first=first, second=second)
+        row = enqueue(session, THEN_FOLLOW_ON, first=first, second=second)
     FAIL_FOLLOW_ON[:] = [RuntimeError("follow-on failed")]
     # One drain, no clock move: the failed first attempt rolled back and woke the job again; the
     # retry committed the job's own work and queued the follow-on, which then ran as a job.
@@ -190,7 +200,7 @@ def test_a_failing_follow_on_undoes_the_first_attempt_and_the_job_is_retried_at_
 def test_a_follow_on_that_kills_its_worker_runs_as_a_job_after_the_reconciler(db, clock, queue):
     first, second = unique_name(), unique_name()
     with unit_of_work() as session:
-        row = enqueue(session, "tests.then_follow_on", first=first, second=second)
+        row = enqueue(session, THEN_FOLLOW_ON, first=first, second=second)
     FAIL_FOLLOW_ON[:] = [SystemExit("worker killed")]  # not an Exception: nothing records it
     with pytest.raises(SystemExit):
         run_job(row.id)

@@ -9,8 +9,9 @@ import pytest
 import redis
 from huey import RedisHuey
 
-from tests.core.test_jobs import _account_exists, _status
+from tests.core.test_jobs import CREATE_ACCOUNT, _account_exists, _create_account, _status
 from tests.factories import unique_name
+from varco import jobs_list
 from varco.core.db import unit_of_work
 from varco.core.jobs import JobQueue, enqueue, reconcile, set_queue
 from varco.settings import get_settings
@@ -22,6 +23,7 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 def redis_queue():
     name = f"varco-test-{uuid.uuid4().hex[:8]}"  # own key prefix, dropped after
     queue = JobQueue(RedisHuey(name, url=REDIS_URL))
+    jobs_list.install().add(CREATE_ACCOUNT, _create_account)
     set_queue(queue)
     yield queue
     set_queue(None)
@@ -33,7 +35,7 @@ def redis_queue():
 def test_lost_job_is_recovered_with_redis(db, clock, redis_queue):
     name = unique_name()
     with unit_of_work() as session:
-        row = enqueue(session, "tests.create_account", username=name)
+        row = enqueue(session, CREATE_ACCOUNT, username=name)
     assert redis_queue.huey.pending_count() == 1
     redis_queue.flush()
     clock.advance(get_settings().stale_job_after + timedelta(seconds=1))

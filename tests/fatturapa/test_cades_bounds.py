@@ -12,7 +12,7 @@ OPTIONS = CheckOptions(received_date=date(2026, 11, 23))
 MIB = 1 << 20
 
 
-def traced_peak(function, *args):  # noqa: ANN001, ANN201
+def traced_peak(function, *args):
     tracemalloc.start()
     try:
         result = function(*args)

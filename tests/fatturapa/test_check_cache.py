@@ -13,7 +13,7 @@ VARIANTS = Path(__file__).resolve().parent / "cases" / "variants"
 OPTIONS = CheckOptions(received_date=date(2026, 11, 23))
 
 
-def _codes(report) -> list[str]:  # noqa: ANN001
+def _codes(report) -> list[str]:
     return sorted(f.code for f in report.errors)
 
 

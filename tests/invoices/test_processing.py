@@ -15,8 +15,8 @@ from varco.core.db import unit_of_work
 from varco.core.jobs import run_job
 from varco.core.models import JobRow
 from varco.invoices.models import Invoice, InvoiceTransition
-from varco.invoices.processing import resume_stuck_invoices
 from varco.invoices.states import InvoiceState
+from varco.invoices.tasks import resume_stuck_invoices
 
 VARIANTS = Path(__file__).resolve().parents[1] / "fatturapa" / "cases" / "variants"
 
@@ -188,14 +188,14 @@ def test_worker_killed_mid_job_sends_exactly_once(client, queue, clock, monkeypa
     the reconciler runs it again and the file reaches the SDI once."""
     from datetime import timedelta
 
-    import varco.sdi.channel as channel_module
+    import varco.sdi.channels as channel_module
 
     account = make_account(vat_code=SUPPLIER_VAT)
     upload(client, sign_in(client, account.username), invoice_xml())
     real = channel_module.get_channel
 
     class CrashAfterSend:
-        def send_invoice(self, session, invoice, content, clock):  # noqa: ANN001
+        def send_invoice(self, session, invoice, content, clock):
             real().send_invoice(session, invoice, content, clock)
             raise SystemExit("worker killed")  # not an Exception: like a kill, nothing handles it
 

@@ -268,7 +268,7 @@ def test_premium_delegating_a_premium_counts_against_the_final_premium(client):
 def test_concurrent_uploads_get_distinct_names(db, clock, queue):
     from concurrent.futures import ThreadPoolExecutor
 
-    from varco.invoices.upload import Upload, accept_upload
+    from varco.invoices.service import Upload, accept_upload
     from varco.settings import get_settings
 
     account = make_account(vat_code=SUPPLIER_VAT)

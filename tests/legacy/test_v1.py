@@ -8,7 +8,7 @@ from tests.factories import bearer, make_account, sign_in
 V1 = "/services/ClientRequest"
 
 
-def test_v1_create_info_pdd_match_v2(client, queue, pkcs12):  # noqa: ANN001
+def test_v1_create_info_pdd_match_v2(client, queue, pkcs12):
     account = make_account(vat_code=SUPPLIER_VAT, password="pw-1")
     creds = {"userName": account.username, "password": "pw-1"}
     body = {
@@ -43,7 +43,7 @@ def test_v1_create_info_pdd_match_v2(client, queue, pkcs12):  # noqa: ANN001
     assert part.status_code == 206 and part.content == pdd.content[:4]
 
 
-def test_v1_errors_are_codes_in_the_body(client, queue, pkcs12):  # noqa: ANN001
+def test_v1_errors_are_codes_in_the_body(client, queue, pkcs12):
     account = make_account(vat_code=SUPPLIER_VAT, password="pw-1")
     creds = {"userName": account.username, "password": "pw-1"}
     wrong = client.post(
@@ -70,7 +70,7 @@ def test_v1_errors_are_codes_in_the_body(client, queue, pkcs12):  # noqa: ANN001
     assert client.post(f"{V1}/pdd", json={**creds, "requestID": request_id}).status_code == 404  # not yet
 
 
-def test_v1_accepts_a_bearer_instead_of_body_credentials(client, queue, pkcs12):  # noqa: ANN001
+def test_v1_accepts_a_bearer_instead_of_body_credentials(client, queue, pkcs12):
     account = make_account(vat_code=SUPPLIER_VAT)
     token = sign_in(client, account.username)
     body = {"comunicationType": "LI", "dataFile": b64(sign(pkcs12, li_xml()))}

@@ -46,21 +46,21 @@ def backend(request: pytest.FixtureRequest) -> Iterator[LimiterBackend]:
     redis_backend.close()
 
 
-def _client(app, backend: LimiterBackend) -> Iterator[TestClient]:  # noqa: ANN001
+def _client(app, backend: LimiterBackend) -> Iterator[TestClient]:
     use_limiter(app, backend)
     with TestClient(app, raise_server_exceptions=False) as client:
         yield client
 
 
 @pytest.fixture
-def limited(app, backend: LimiterBackend, configure) -> Iterator[TestClient]:  # noqa: ANN001
+def limited(app, backend: LimiterBackend, configure) -> Iterator[TestClient]:
     """Every limit on (per IP and per tier), with a fresh limiter state on `backend`."""
     configure(ip_limits_enabled="true", tier_limits_enabled="true")
     yield from _client(app, backend)
 
 
 @pytest.fixture
-def tiered(app, backend: LimiterBackend, configure) -> Iterator[TestClient]:  # noqa: ANN001
+def tiered(app, backend: LimiterBackend, configure) -> Iterator[TestClient]:
     """Tier limits on, per-IP limits off (tests that sign in several accounts from one IP)."""
     configure(ip_limits_enabled="false", tier_limits_enabled="true")
     yield from _client(app, backend)

@@ -19,7 +19,7 @@ from varco.cli import app as cli
 from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
 from varco.core.deps import ClockDep, SessionDep
-from varco.invoices import usage
+from varco.limits import annual, usage
 from varco.limits.errors import LimitError
 from varco.limits.models import AnnualLock
 from varco.mail.models import MailMessage
@@ -37,7 +37,7 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def small_limits(configure):  # noqa: ANN001, ANN201
+def small_limits(configure):
     configure(tiers=json.dumps(TIERS))
 
 
@@ -48,7 +48,7 @@ def upload(client, token, **fields):
 
 def used(account) -> int:
     with unit_of_work() as session:
-        return usage.used(session, account.id, 2026)
+        return annual.used_transmissions(session, account.id, 2026)
 
 
 def locks(account) -> list[AnnualLock]:

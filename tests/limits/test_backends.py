@@ -87,8 +87,8 @@ def test_a_flood_keeps_the_counter_exact(backend):
 
 
 def test_redis_url_selects_the_shared_backend():
-    from varco.limits.backends import MemoryBackend, build_backend
-    from varco.limits.redis_backend import RedisBackend
+    from varco.limits.backends import MemoryBackend
+    from varco.limits.redis_backend import RedisBackend, build_backend
     from varco.settings import Settings
 
     assert isinstance(build_backend(Settings(redis_url=None)), MemoryBackend)

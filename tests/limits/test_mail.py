@@ -36,13 +36,13 @@ class Inbox:
         """Messages about one account (the shared test database may hold other tests' pending mail)."""
         return [e for e in self.envelopes if username.encode() in e.content]
 
-    async def handle_DATA(self, server, session, envelope) -> str:  # noqa: ANN001, N802 - aiosmtpd hook
+    async def handle_DATA(self, server, session, envelope) -> str:  # aiosmtpd hook
         self.envelopes.append(envelope)
         return "250 Message accepted for delivery"
 
 
 @pytest.fixture
-def smtp(configure):  # noqa: ANN001, ANN201
+def smtp(configure):
     inbox, port = Inbox(), free_port()
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()
@@ -51,7 +51,7 @@ def smtp(configure):  # noqa: ANN001, ANN201
     controller.stop()
 
 
-def lock_an_account(client, configure) -> object:  # noqa: ANN001
+def lock_an_account(client, configure) -> object:
     configure(tiers=json.dumps(TIERS))
     account = make_account(vat_code=SUPPLIER_VAT, tier=0, pec="amministrazione@pec.example.it")
     token = sign_in(client, account.username)

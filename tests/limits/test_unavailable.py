@@ -13,7 +13,7 @@ DOWN = "redis://127.0.0.1:1/0"  # nothing listens on port 1
 
 
 @pytest.fixture
-def down(app, configure):  # noqa: ANN001, ANN201
+def down(app, configure):
     configure(ip_limits_enabled="false", tier_limits_enabled="false")
     with TestClient(app, raise_server_exceptions=False) as client:
         token = sign_in(client, make_account().username)  # before the limiter goes down

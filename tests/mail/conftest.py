@@ -24,7 +24,7 @@ class Inbox:
             if address in e.rcpt_tos
         ]
 
-    async def handle_DATA(self, server, session, envelope) -> str:  # noqa: ANN001, N802 - aiosmtpd hook
+    async def handle_DATA(self, server, session, envelope) -> str:  # aiosmtpd hook
         if self.refuse > 0:
             self.refuse -= 1
             return "451 4.3.0 Mailbox busy, try again later"
@@ -33,7 +33,7 @@ class Inbox:
 
 
 @pytest.fixture
-def smtp(configure) -> Iterator[Inbox]:  # noqa: ANN001
+def smtp(configure) -> Iterator[Inbox]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

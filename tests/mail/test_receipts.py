@@ -25,7 +25,7 @@ from varco.sdi import messages
 from varco.sdi.simulator.inject import inject
 
 
-def receiving_account(clock) -> tuple[object, str]:  # noqa: ANN001
+def receiving_account(clock) -> tuple[object, str]:
     """An account with e-mail receipt on, and the (unique) address it is sent to."""
     account = make_account(vat_code=valid_vat())
     address = f"fatture-{uuid.uuid4().hex[:8]}@example.it"

@@ -28,7 +28,7 @@ SCREENSHOTS_DIR = os.environ.get("VARCO_SCREENSHOTS_DIR")
 
 
 @pytest.fixture
-def live_server(app) -> Iterator[str]:  # noqa: ANN001
+def live_server(app) -> Iterator[str]:
     """The test app (same database, clock and queue as the test) on an ephemeral loopback port."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -46,7 +46,7 @@ def live_server(app) -> Iterator[str]:  # noqa: ANN001
 
 
 @pytest.fixture(scope="session")
-def chromium_browser():  # noqa: ANN201
+def chromium_browser():
     if not CHROMIUM.exists():
         pytest.skip("chromium missing: scripts/test.sh installs it with apt")
     from playwright.sync_api import sync_playwright
@@ -58,7 +58,7 @@ def chromium_browser():  # noqa: ANN201
 
 
 @pytest.fixture
-def browser_page(chromium_browser, live_server):  # noqa: ANN001, ANN201
+def browser_page(chromium_browser, live_server):
     context = chromium_browser.new_context(
         base_url=live_server, locale="it-IT", viewport={"width": 1200, "height": 900}
     )
@@ -68,11 +68,11 @@ def browser_page(chromium_browser, live_server):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture
-def shoot(request, tmp_path):  # noqa: ANN001, ANN201
+def shoot(request, tmp_path):
     """Save a full-page screenshot (from the SQLite run only: one set of files)."""
     folder = Path(SCREENSHOTS_DIR) if SCREENSHOTS_DIR else tmp_path
 
-    def take(page, name: str) -> None:  # noqa: ANN001
+    def take(page, name: str) -> None:
         if "sqlite" in request.node.name:
             folder.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(folder / f"{name}.png"), full_page=True)

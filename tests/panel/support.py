@@ -16,7 +16,7 @@ def csrf_of(html: str) -> str:
     return found.group(1)
 
 
-def panel_login(client: TestClient, username: str, password: str = PASSWORD, register: bool = True):  # noqa: ANN201
+def panel_login(client: TestClient, username: str, password: str = PASSWORD, register: bool = True):
     form = client.get("/panel/login")
     response = client.post(
         "/panel/login",
@@ -38,7 +38,7 @@ def panel_login(client: TestClient, username: str, password: str = PASSWORD, reg
     return response
 
 
-def browser_sign_in(page, username: str, password: str = PASSWORD, register: bool = True) -> None:  # noqa: ANN001
+def browser_sign_in(page, username: str, password: str = PASSWORD, register: bool = True) -> None:
     """Sign in through the login form in a Playwright page (the first time, with registration)."""
     page.goto("/panel/login")
     page.get_by_label("Nome utente").fill(username)
@@ -50,7 +50,7 @@ def browser_sign_in(page, username: str, password: str = PASSWORD, register: boo
     page.wait_for_url("**/panel/invoices/out")
 
 
-def browser_complete_registration(page) -> None:  # noqa: ANN001
+def browser_complete_registration(page) -> None:
     page.get_by_label("Accetto le condizioni del servizio").check()
     page.get_by_label("E-mail o PEC di riferimento").fill("ref@pec.example.it")
     page.get_by_label("Nuova password", exact=True).fill(NEW_PASSWORD)

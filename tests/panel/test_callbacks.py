@@ -21,24 +21,24 @@ PRODUCTION = {"profile": "production", "secret_key": "p" * 40, "database_url": "
 
 
 @pytest.fixture
-def receiver(clock) -> Iterator[Receiver]:  # noqa: ANN001
+def receiver(clock) -> Iterator[Receiver]:
     live = Receiver(clock)
     yield live
     live.close()
 
 
-def signed_in(client: TestClient):  # noqa: ANN201
+def signed_in(client: TestClient):
     """A new account signed in to the panel: (account, CSRF token of its session)."""
     account = make_account()
     return account, csrf_of(panel_login(client, account.username).text)
 
 
-def create(client: TestClient, csrf: str, url: str, events: tuple[str, ...] = (), description: str = ""):  # noqa: ANN201
+def create(client: TestClient, csrf: str, url: str, events: tuple[str, ...] = (), description: str = ""):
     data = {"csrf_token": csrf, "url": url, "events": list(events), "description": description}
     return client.post("/panel/callbacks", data=data)
 
 
-def act(client: TestClient, callback_id: str, action: str, csrf: str):  # noqa: ANN201
+def act(client: TestClient, callback_id: str, action: str, csrf: str):
     """Press a button of an endpoint (test, enable, delete): the answer, redirects not followed."""
     path = f"/panel/callbacks/{callback_id}/{action}"
     return client.post(path, data={"csrf_token": csrf}, follow_redirects=False)

@@ -89,7 +89,7 @@ def test_an_attachment_name_with_line_breaks_keeps_the_header_valid(client):
     )
 
 
-def _to(account, xml: bytes) -> bytes:  # noqa: ANN001
+def _to(account, xml: bytes) -> bytes:
     from lxml import etree
 
     from tests.invoices.support import set_text
@@ -191,7 +191,7 @@ def test_the_list_is_paginated_and_keeps_the_filters(client):
 
 
 @pytest.fixture(scope="module")
-def sign():  # noqa: ANN201
+def sign():
     """CAdES-BES (attached, DER) of some bytes, as a signed invoice arrives."""
     pkcs12 = make_demo_pkcs12("Panel Signer", datetime.now(UTC), password="p12-pw")  # noqa: TID251 - cert validity
     signer = signers.SimpleSigner.load_pkcs12_data(pkcs12, other_certs=[], passphrase=b"p12-pw")

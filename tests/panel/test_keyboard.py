@@ -42,7 +42,7 @@ UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea, bu
   .map(el => el.outerHTML)"""
 
 
-def focused(page) -> dict:  # noqa: ANN001
+def focused(page) -> dict:
     info = page.evaluate(FOCUSED)
     assert info is not None, "Tab left the focus on the page body"
     return info
@@ -54,7 +54,7 @@ def assert_focus_visible(info: dict) -> None:
     assert ringed or info["shadow"] != "none", f"no visible focus indicator: {info}"
 
 
-def tab_to(page, matches, *, backwards: bool = False) -> dict:  # noqa: ANN001
+def tab_to(page, matches, *, backwards: bool = False) -> dict:
     """Press Tab until the focused element matches, checking each stop on the way shows its focus."""
     for _ in range(MAX_TABS):
         page.keyboard.press("Shift+Tab" if backwards else "Tab")
@@ -65,7 +65,7 @@ def tab_to(page, matches, *, backwards: bool = False) -> dict:  # noqa: ANN001
     raise AssertionError(f"no focusable element matched within {MAX_TABS} Tab presses on {page.url}")
 
 
-def assert_controls_labelled(page) -> None:  # noqa: ANN001
+def assert_controls_labelled(page) -> None:
     assert page.evaluate(UNLABELLED) == [], f"controls without a label on {page.url}"
 
 

@@ -40,7 +40,7 @@ def pdd_available(invoice_id: int) -> bool:
 
 
 @pytest.fixture
-def supplier(client):  # noqa: ANN001, ANN201
+def supplier(client):
     return premium(client)
 
 

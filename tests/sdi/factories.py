@@ -18,11 +18,12 @@ from varco.accounts.models import Account
 from varco.core import blobs
 from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
-from varco.invoices import filenames, lifecycle
+from varco.invoices import filenames
+from varco.invoices import service as invoices
 from varco.invoices.models import Invoice, InvoiceBody, Notification
 from varco.invoices.states import InvoiceEvent, InvoiceState
 from varco.sdi import messages
-from varco.sdi.channel import get_channel
+from varco.sdi.channels import get_channel
 from varco.settings import get_settings
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -133,9 +134,9 @@ def send_invoice(account: Account, content: bytes, *, skip_extra_schema: bool = 
                 for i, b in enumerate(summary.bodies, start=1)
             ],
         )
-        lifecycle.add_invoice(session, invoice, now)
+        invoices.add_invoice(session, invoice, now)
         invoice.sdi_id = get_channel().send_invoice(session, invoice, content, clock)
-        lifecycle.apply_event(session, invoice.id, InvoiceEvent.SENT, key="process", clock=clock)
+        invoices.apply_event(session, invoice.id, InvoiceEvent.SENT, key="process", clock=clock)
         return Sent(invoice.id, invoice.filename, invoice.sdi_id)
 
 

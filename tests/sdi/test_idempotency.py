@@ -20,11 +20,11 @@ from tests.sdi.factories import (
 from varco.core.db import unit_of_work
 from varco.core.jobs import reconcile, run_job
 from varco.core.models import JobRow
-from varco.invoices import lifecycle
+from varco.invoices import service as invoices
 from varco.invoices.models import InvoiceTransition
 from varco.invoices.states import InvoiceState as S
 from varco.sdi import inbound, messages
-from varco.sdi.channel import get_channel
+from varco.sdi.channels import get_channel
 from varco.sdi.models import SimFile
 from varco.sdi.simulator import engine, signing
 from varco.sdi.simulator.control import set_scenario
@@ -124,7 +124,7 @@ def test_notification_for_an_unknown_or_mismatched_file_is_refused(db, clock, qu
 def test_send_invoice_twice_submits_once(db, clock, queue):
     invoice_ = sent()
     with unit_of_work() as session:
-        found = lifecycle.find_invoice(session, filename=invoice_.filename, direction="out")
+        found = invoices.find_invoice(session, filename=invoice_.filename, direction="out")
         assert get_channel().send_invoice(session, found, b"ignored", clock) == invoice_.sdi_id
         found.sdi_id = None  # even without the id on the invoice, the SDI knows the file
         assert get_channel().send_invoice(session, found, b"ignored", clock) == invoice_.sdi_id

@@ -14,7 +14,7 @@ from varco.invoices.demo_signer import make_demo_pkcs12
 
 
 @pytest.fixture
-def supplier(client) -> User:  # noqa: ANN001
+def supplier(client) -> User:
     return premium(client)
 
 
@@ -25,7 +25,7 @@ def cades_signer() -> signers.SimpleSigner:
 
 
 @pytest.fixture
-def sign(cades_signer):  # noqa: ANN001, ANN201
+def sign(cades_signer):
     """CAdES-BES (attached, DER) of some bytes."""
 
     def signed(xml: bytes) -> bytes:

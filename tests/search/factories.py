@@ -23,7 +23,7 @@ from varco.accounts.models import Account
 from varco.core import blobs
 from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
-from varco.invoices import lifecycle
+from varco.invoices import service as invoices
 from varco.invoices.models import Invoice, InvoiceBody, Notification
 from varco.invoices.states import InvoiceEvent, InvoiceState
 
@@ -88,7 +88,7 @@ def move(invoice_id: int, *events: InvoiceEvent, sdi_id: str | None = None) -> I
     """Drive a sent invoice through the lifecycle (the SDI simulator does this in production)."""
     with unit_of_work() as session:
         for event in events:
-            lifecycle.apply_event(
+            invoices.apply_event(
                 session, invoice_id, event, key=f"test:{event.value}", clock=current_clock()
             )
         if sdi_id is not None:
@@ -153,7 +153,7 @@ def received(
                 for i, b in enumerate(summary.bodies, start=1)
             ],
         )
-        lifecycle.add_invoice(session, row, now)
+        invoices.add_invoice(session, row, now)
         invoice_id = row.id
     return invoice(invoice_id=invoice_id)
 
@@ -173,11 +173,11 @@ def notify(
     """Store an SDI message about `target` (file name as the SDI builds it: <stem>_<TYPE>_<nnn>.xml)."""
     with unit_of_work() as session:
         row = session.get(Invoice, target.id)
-        progressive = lifecycle.count_notifications(session, row.id, type_) + 1
+        progressive = invoices.count_notifications(session, row.id, type_) + 1
         stem = row.filename.split(".")[0]
         name = f"{stem}_{type_}_{progressive:03d}.xml"
         content = f'<?xml version="1.0"?><Notifica tipo="{type_}" file="{row.filename}"/>'.encode()
-        note = lifecycle.add_notification(
+        note = invoices.add_notification(
             session, row, type_, name, content, current_clock(), result=result, number=number
         )
         assert note is not None
@@ -196,20 +196,20 @@ def unb64(value: str) -> bytes:
 WINDOW = {"creationStartDate": "2026-11-20", "creationEndDate": "2026-11-29"}  # the clock starts 2026-11-23
 
 
-def search_v2(client: TestClient, who: User, direction: str = "out", **query: object):  # noqa: ANN201
+def search_v2(client: TestClient, who: User, direction: str = "out", **query: object):
     return client.get(f"/api/v2/invoices-{direction}", params={**WINDOW, **query}, headers=who.headers)
 
 
-def find_v1(client: TestClient, who: User, direction: str = "out", **query: object):  # noqa: ANN201
+def find_v1(client: TestClient, who: User, direction: str = "out", **query: object):
     return client.get(f"/services/invoice/{direction}/findByUsername", params=query, headers=who.headers)
 
 
-def filenames(response) -> list[str]:  # noqa: ANN001
+def filenames(response) -> list[str]:
     assert response.status_code == 200, response.text
     return [record["filename"] for record in response.json()["content"]]
 
 
-def assert_bad_request(response, *fragments: str) -> None:  # noqa: ANN001
+def assert_bad_request(response, *fragments: str) -> None:
     assert response.status_code == 400, response.text
     body = response.json()
     assert body["errorCode"] == "0002", body
@@ -217,7 +217,7 @@ def assert_bad_request(response, *fragments: str) -> None:  # noqa: ANN001
         assert fragment in body["errorDescription"], body
 
 
-def add_supplier_fiscal_code(code: str):  # noqa: ANN201
+def add_supplier_fiscal_code(code: str):
     """Insert 1.2.1.2 CodiceFiscale (after IdFiscaleIVA) into an ordinary invoice."""
 
     def edit(root: etree._Element) -> None:

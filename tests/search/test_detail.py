@@ -9,7 +9,7 @@ from varco.invoices.states import InvoiceEvent
 from varco.search.archives import unsigned_xml
 
 
-def stored(invoice) -> bytes:  # noqa: ANN001
+def stored(invoice) -> bytes:
     from varco.core.blobs import Blob
 
     with unit_of_work() as session:

@@ -18,7 +18,7 @@ from varco.search.downloads import delete_expired_downloads
 from varco.settings import get_settings
 
 
-def start(client, who, ids, kinds, direction="out"):  # noqa: ANN001, ANN201
+def start(client, who, ids, kinds, direction="out"):
     return client.post(
         f"/api/v2/invoices-{direction}/download",
         json={"ids": ids, "downloadTypes": kinds},
@@ -26,14 +26,14 @@ def start(client, who, ids, kinds, direction="out"):  # noqa: ANN001, ANN201
     )
 
 
-def status(client, who, job_id):  # noqa: ANN001, ANN201
+def status(client, who, job_id):
     response = client.get(f"/api/v2/download/{job_id}", headers=who.headers)
     assert response.status_code == 200, response.text
     return response.json()
 
 
 @pytest.fixture
-def small_steps(monkeypatch):  # noqa: ANN001, ANN201
+def small_steps(monkeypatch):
     monkeypatch.setattr(get_settings(), "download_chunk_size", 1)
 
 

@@ -38,7 +38,7 @@ class Tenant:
     got: Invoice  # received by the basic user
 
 
-def tenant(client, premium_vat: str, basic_vat: str, sdi_id: str) -> Tenant:  # noqa: ANN001
+def tenant(client, premium_vat: str, basic_vat: str, sdi_id: str) -> Tenant:
     boss = premium(client, vat=premium_vat)
     basic = user(client, make_basic(delegate_to=boss.account, vat_code=basic_vat))
     own = move(
@@ -53,7 +53,7 @@ def tenant(client, premium_vat: str, basic_vat: str, sdi_id: str) -> Tenant:  # 
 
 
 @pytest.fixture
-def tenants(client):  # noqa: ANN001, ANN201
+def tenants(client):
     return (
         tenant(client, "01234560017", "09876540015", "880001"),
         tenant(client, "12345670017", "07111110032", "880002"),

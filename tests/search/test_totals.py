@@ -23,7 +23,7 @@ TIMES = [
 ]
 
 
-def _files(supplier):  # noqa: ANN001, ANN202
+def _files(supplier):
     assignor = make_basic(delegate_to=supplier.account, vat_code="12345670017")
     owners = {"own": supplier.account, "theirs": assignor}
     return [(at, received(owners[who], created_at=at).filename) for who, at in TIMES]

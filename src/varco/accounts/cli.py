@@ -16,10 +16,10 @@ delegations_app = typer.Typer(no_args_is_help=True, help="Delegations between ac
 CREATE_STATUSES = ("ACTIVE", "PENDING")
 
 
-def _status(value: str, allowed: tuple[str, ...] | None = None):  # noqa: ANN202 - DelegationStatus
+def _status(value: str, allowed: tuple[str, ...] | None = None):  # DelegationStatus
     """Parse a status; call inside `cli_errors()` (a wrong value is a one-line error, exit 2)."""
     from varco.accounts.delegations import parse_status
-    from varco.cli import fail
+    from varco.cli_support import fail
 
     status = parse_status(value)
     if allowed is not None and status not in allowed:
@@ -28,7 +28,7 @@ def _status(value: str, allowed: tuple[str, ...] | None = None):  # noqa: ANN202
 
 
 def _id(value: str) -> int:
-    from varco.cli import fail
+    from varco.cli_support import fail
 
     if not is_id(value.strip()) or int(value) == 0:
         fail(f"invalid delegation id {value!r}: a positive number (see `varco delegations list`)")
@@ -43,7 +43,7 @@ def create(
 ) -> None:
     """Create a delegation: DELEGATOR lets the Premium user DELEGATE transmit for it."""
     from varco.accounts import service
-    from varco.cli import cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database
     from varco.core.clock import current_clock
     from varco.core.db import unit_of_work
 
@@ -64,7 +64,7 @@ def set_status(
 ) -> None:
     """Move a delegation to STATUS (approve, suspend, resume, revoke, request again)."""
     from varco.accounts import delegations
-    from varco.cli import cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database
     from varco.core.clock import current_clock
     from varco.core.db import unit_of_work
 
@@ -86,7 +86,7 @@ def list_(
 ) -> None:
     """List delegations: id, delegator -> delegate, status, created, last change."""
     from varco.accounts import delegations, service
-    from varco.cli import cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
 
     prepare_database()
@@ -104,7 +104,7 @@ def list_(
 def history(delegation_id: Annotated[str, typer.Argument(metavar="ID", help="Delegation id")]) -> None:
     """Show every status change of a delegation."""
     from varco.accounts import delegations
-    from varco.cli import cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
 
     number = _id(delegation_id)

@@ -11,12 +11,11 @@ from collections import deque
 from enum import StrEnum
 from typing import Final
 
-from sqlalchemy.orm import Session
-
 from varco.accounts.models import Account, Delegation, DelegationChange, DelegationStatus
 from varco.accounts.repository import AccountRepository
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest, NotFound
+from varco.core.uow import UnitOfWork
 
 S = DelegationStatus
 
@@ -122,7 +121,7 @@ def _guard(repo: AccountRepository, delegation: Delegation, event: E, target: S)
 
 
 def apply(
-    session: Session, delegation: Delegation, event: E, clock: Clock, actor: str | None = None
+    session: UnitOfWork, delegation: Delegation, event: E, clock: Clock, actor: str | None = None
 ) -> Delegation:
     """Move a delegation by one event of the table and record the change."""
     repo = AccountRepository(session)
@@ -149,7 +148,7 @@ def apply(
 
 
 def create(
-    session: Session,
+    session: UnitOfWork,
     delegator: Account,
     delegate: Account,
     status: S,
@@ -181,7 +180,7 @@ def create(
 
 
 def set_status(
-    session: Session, delegation_id: int, status: S, clock: Clock, actor: str | None = None
+    session: UnitOfWork, delegation_id: int, status: S, clock: Clock, actor: str | None = None
 ) -> Delegation:
     """Move a delegation to `status` if the table has a transition for it."""
     repo = AccountRepository(session)
@@ -192,7 +191,7 @@ def set_status(
     return apply(session, delegation, event_for(S(delegation.status), status), clock, actor)
 
 
-def history(session: Session, delegation_id: int) -> list[DelegationChange]:
+def history(session: UnitOfWork, delegation_id: int) -> list[DelegationChange]:
     """The status changes of one delegation, oldest first."""
     repo = AccountRepository(session)
     if repo.delegation(delegation_id) is None:
@@ -200,6 +199,6 @@ def history(session: Session, delegation_id: int) -> list[DelegationChange]:
     return repo.changes(delegation_id)
 
 
-def listing(session: Session, account: Account | None) -> list[tuple[Delegation, str, str]]:
+def listing(session: UnitOfWork, account: Account | None) -> list[tuple[Delegation, str, str]]:
     """Delegations given or received by `account` (all when None), with both usernames."""
     return AccountRepository(session).delegations_of(account.id if account else None)

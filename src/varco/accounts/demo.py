@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy.orm import Session
-
 from varco.accounts import service
 from varco.accounts.models import AccountKind, DelegationStatus
 from varco.core.clock import Clock
+from varco.core.uow import UnitOfWork
 from varco.settings import Settings
 
 DEMO_ACCOUNTS: tuple[service.NewAccount, ...] = (
@@ -37,7 +36,7 @@ DEMO_ACCOUNTS: tuple[service.NewAccount, ...] = (
 )
 
 
-def seed_demo_accounts(session: Session, settings: Settings, clock: Clock) -> list[tuple[str, str]]:
+def seed_demo_accounts(session: UnitOfWork, settings: Settings, clock: Clock) -> list[tuple[str, str]]:
     """Create the demo accounts that do not exist yet; returns (username, password) of those created."""
     created: list[tuple[str, str]] = []
     for new in DEMO_ACCOUNTS:
@@ -53,7 +52,7 @@ def seed_demo_accounts(session: Session, settings: Settings, clock: Clock) -> li
     return created
 
 
-def _demo_signer(session: Session, clock: Clock) -> None:
+def _demo_signer(session: UnitOfWork, clock: Clock) -> None:
     """Automatic signature works out of the box: credential `demo-credential`, domain `demo`."""
     from varco.invoices import signing
     from varco.invoices.demo_signer import DEMO_CREDENTIAL, DEMO_DOMAIN, make_demo_pkcs12

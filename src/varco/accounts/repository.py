@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, or_, select, text
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, or_, select
 
 from varco.accounts.models import Account, Delegation, DelegationChange, DelegationStatus
+from varco.core.dialects import dialect_of
+from varco.core.uow import UnitOfWork
 
 # pg_advisory_xact_lock key for changes to the delegation graph (any constant: one lock).
 _GRAPH_LOCK_KEY = 0x7661_7263_6F64  # "varcod"
@@ -30,7 +31,7 @@ _ACTIVE_DELEGATE = (
 
 
 class AccountRepository:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: UnitOfWork) -> None:
         self.session = session
 
     def get(self, account_id: int) -> Account | None:
@@ -103,8 +104,7 @@ class AccountRepository:
         SQLite transactions already start with BEGIN IMMEDIATE; PostgreSQL takes an advisory lock
         released at commit.
         """
-        if self.session.get_bind().dialect.name == "postgresql":
-            self.session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _GRAPH_LOCK_KEY})
+        dialect_of(self.session).advisory_lock(self.session, _GRAPH_LOCK_KEY)
 
     def delegation(self, delegation_id: int, *, for_update: bool = False) -> Delegation | None:
         return self.session.get(Delegation, delegation_id, with_for_update=for_update or None)

@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from sqlalchemy.orm import Session
 from stdnum.it import codicefiscale, iva
 
 from varco.accounts import delegations
@@ -14,9 +13,9 @@ from varco.accounts.models import Account, AccountKind, Delegation, DelegationSt
 from varco.accounts.repository import AccountRepository
 from varco.core import blobs
 from varco.core.clock import Clock
-from varco.core.db import forget_when_changed, pending_of, transaction_info
 from varco.core.errors import BadRequest, NotFound, VarcoError
 from varco.core.security import hash_password
+from varco.core.uow import Fact, UnitOfWork
 from varco.settings import Settings
 
 USERNAME_RE = re.compile(r"^[A-Za-z0-9._@+-]{1,150}$")
@@ -76,7 +75,7 @@ def _check(account: NewAccount, settings: Settings) -> None:
         raise AccountInputError("max space must be zero or more kilobytes")
 
 
-def create_account(session: Session, new: NewAccount, settings: Settings, clock: Clock) -> Account:
+def create_account(session: UnitOfWork, new: NewAccount, settings: Settings, clock: Clock) -> Account:
     """Create an account (Premium unless `kind` says basic)."""
     _check(new, settings)
     repo = AccountRepository(session)
@@ -102,26 +101,26 @@ def create_account(session: Session, new: NewAccount, settings: Settings, clock:
     return repo.add(account)
 
 
-def find(session: Session, username: str) -> Account | None:
+def find(session: UnitOfWork, username: str) -> Account | None:
     return AccountRepository(session).by_username(username)
 
 
-def get(session: Session, account_id: int) -> Account | None:
+def get(session: UnitOfWork, account_id: int) -> Account | None:
     return AccountRepository(session).get(account_id)
 
 
-def get_by_username(session: Session, username: str) -> Account:
+def get_by_username(session: UnitOfWork, username: str) -> Account:
     account = AccountRepository(session).by_username(username)
     if account is None:
         raise NotFound(f"no account named {username!r}")
     return account
 
 
-def list_accounts(session: Session) -> list[Account]:
+def list_accounts(session: UnitOfWork) -> list[Account]:
     return AccountRepository(session).all()
 
 
-def disable_account(session: Session, username: str) -> Account:
+def disable_account(session: UnitOfWork, username: str) -> Account:
     """Disable an account: it can no longer sign in, and its tokens stop working."""
     account = get_by_username(session, username)
     account.is_disabled = True
@@ -132,7 +131,7 @@ def is_expired(account: Account, clock: Clock) -> bool:
     return account.expires_on < clock.now().date()
 
 
-def refusal_reason(session: Session, account: Account, clock: Clock) -> str | None:
+def refusal_reason(session: UnitOfWork, account: Account, clock: Clock) -> str | None:
     """Why this account may not use the service now (§1 Access), or None if it may."""
     if account.is_disabled:
         return "The user is disabled"
@@ -144,7 +143,7 @@ def refusal_reason(session: Session, account: Account, clock: Clock) -> str | No
 
 
 def create_delegation(
-    session: Session,
+    session: UnitOfWork,
     delegator: Account,
     delegate: Account,
     status: DelegationStatus,
@@ -155,7 +154,7 @@ def create_delegation(
     return delegations.create(session, delegator, delegate, status, clock, actor)
 
 
-def used_space_kb(session: Session, account: Account) -> int:
+def used_space_kb(session: UnitOfWork, account: Account) -> int:
     """Storage used by the account's stored files, in KB (rounded up: a 1-byte file uses 1 KB)."""
     return -(-blobs.used_bytes(session, account.id) // 1024)
 
@@ -166,7 +165,7 @@ class DelegationInvalid(VarcoError):
     status, code = 200, "0093"
 
 
-def taxpayer_for(session: Session, caller: Account, country: str | None, vat: str | None) -> Account:
+def taxpayer_for(session: UnitOfWork, caller: Account, country: str | None, vat: str | None) -> Account:
     """Whose invoice is this? The caller's own VAT, or an assignor's with an ACTIVE delegation to it."""
     if country == caller.country_code and vat == caller.vat_code:
         return caller
@@ -186,16 +185,16 @@ def taxpayer_for(session: Session, caller: Account, country: str | None, vat: st
     return assignor
 
 
-_PAYERS = "accounts_payers"  # transaction_info: the paying account, by account id
-forget_when_changed(_PAYERS, Delegation)
+# The paying account, by account id: read again when delegations change in the transaction.
+_PAYERS: Fact[dict[int, Account]] = Fact("paying accounts", dict, forget_on=(Delegation,))
 
 
-def paying_account(session: Session, account: Account) -> Account:
+def paying_account(session: UnitOfWork, account: Account) -> Account:
     """§8.5: who pays for a transmission by/for `account`: follow ACTIVE delegations to the final
     Premium. Followed once per transaction and account (an upload asks in its §8 guard and again
     when it counts) unless delegations change in the transaction."""
-    known = transaction_info(session).get(_PAYERS)
-    if known is not None and account.id in known and not pending_of(session, Delegation):
+    known = session.fact(_PAYERS)
+    if account.id in known:
         return known[account.id]
     repo = AccountRepository(session)
     seen = {account.id}
@@ -203,10 +202,10 @@ def paying_account(session: Session, account: Account) -> Account:
     while (delegate := repo.active_delegate_of(current.id)) is not None and delegate.id not in seen:
         seen.add(delegate.id)
         current = delegate
-    transaction_info(session).setdefault(_PAYERS, {})[account.id] = current
+    known[account.id] = current
     return current
 
 
-def visible_account_ids(session: Session, caller: Account) -> list[int]:
+def visible_account_ids(session: UnitOfWork, caller: Account) -> list[int]:
     """Tenancy: the taxpayers whose data the caller may see — its own and those that delegated it (ACTIVE)."""
     return [caller.id, *AccountRepository(session).active_delegator_ids(caller.id)]

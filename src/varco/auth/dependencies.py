@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Request
-from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account
 from varco.auth import service
@@ -13,6 +12,7 @@ from varco.core.clock import Clock
 from varco.core.db import reading
 from varco.core.deps import ClockDep, SessionDep
 from varco.core.errors import Unauthorized
+from varco.core.uow import UnitOfWork
 from varco.limits import service as limits
 
 
@@ -24,7 +24,7 @@ def bearer_token(request: Request) -> str | None:
     return token.strip()
 
 
-def authenticated(request: Request, session: Session, clock: Clock) -> Account:
+def authenticated(request: Request, session: UnitOfWork, clock: Clock) -> Account:
     """The account behind the request's bearer token (401 otherwise), with the §8 guard run: what
     `Caller` gives an endpoint. Called directly by an endpoint that does all its work in one
     threadpool hop (the upload), before anything else."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session
 
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
@@ -13,6 +12,7 @@ from varco.auth.models import AuthToken
 from varco.core.clock import Clock
 from varco.core.errors import InvalidGrant, Unauthorized
 from varco.core.security import new_token, token_digest, verify_password
+from varco.core.uow import UnitOfWork
 from varco.settings import Settings
 
 
@@ -25,7 +25,7 @@ class IssuedToken:
 
 
 def _issue(
-    session: Session, account: Account, client_id: str, clock: Clock, settings: Settings
+    session: UnitOfWork, account: Account, client_id: str, clock: Clock, settings: Settings
 ) -> IssuedToken:
     now = clock.now()
     access, refresh = new_token(), new_token()
@@ -44,7 +44,7 @@ def _issue(
 
 
 def sign_in(
-    session: Session, username: str, password: str, client_id: str, clock: Clock, settings: Settings
+    session: UnitOfWork, username: str, password: str, client_id: str, clock: Clock, settings: Settings
 ) -> IssuedToken:
     """grant_type=password."""
     account = accounts.find(session, username)
@@ -58,7 +58,7 @@ def sign_in(
 
 
 def refresh(
-    session: Session, refresh_token: str, client_id: str, clock: Clock, settings: Settings
+    session: UnitOfWork, refresh_token: str, client_id: str, clock: Clock, settings: Settings
 ) -> IssuedToken:
     """grant_type=refresh_token: a new pair; the old refresh token is used up."""
     now = clock.now()
@@ -88,7 +88,7 @@ _BEARER = (
 )
 
 
-def authenticate(session: Session, access_token: str, clock: Clock) -> Account:
+def authenticate(session: UnitOfWork, access_token: str, clock: Clock) -> Account:
     """The account behind a bearer token, or Unauthorized (§5.4)."""
     row = session.execute(_BEARER, {"digest": token_digest(access_token)}).first()
     if row is None or row.revoked_at is not None or clock.now() >= row.expires_at:
@@ -99,7 +99,7 @@ def authenticate(session: Session, access_token: str, clock: Clock) -> Account:
     return account
 
 
-def check_credentials(session: Session, username: str, password: str, clock: Clock) -> Account:
+def check_credentials(session: UnitOfWork, username: str, password: str, clock: Clock) -> Account:
     """Version-1 calls carry username and password in the body (§9): the sign-in checks, no token."""
     account = accounts.find(session, username)
     if not verify_password(account.password_hash if account else None, password) or account is None:
@@ -110,7 +110,7 @@ def check_credentials(session: Session, username: str, password: str, clock: Clo
     return account
 
 
-def revoke_all(session: Session, account: Account, clock: Clock) -> int:
+def revoke_all(session: UnitOfWork, account: Account, clock: Clock) -> int:
     """Revoke every token of an account (disable, password change)."""
     tokens = session.scalars(
         select(AuthToken).where(AuthToken.account_id == account.id, AuthToken.revoked_at.is_(None))
@@ -120,7 +120,7 @@ def revoke_all(session: Session, account: Account, clock: Clock) -> int:
     return len(tokens)
 
 
-def revoke_token(session: Session, account: Account, token_id: int, clock: Clock) -> bool:
+def revoke_token(session: UnitOfWork, account: Account, token_id: int, clock: Clock) -> bool:
     """Revoke one of the account's tokens (both its access and refresh token); False when the id
     is not the account's or the token is already revoked."""
     token = session.scalar(

@@ -1,4 +1,4 @@
-"""Delivery decisions: fan-out in the event's transaction, claiming the head of a lane, outcomes.
+"""Delivery decisions: claiming the head of a lane, outcomes (the fan-out is fanout.py).
 
 A lane is (endpoint, ordering key): the invoice file name, or the event type for events without
 one (updateUsage). Only the oldest pending delivery of a lane is attempted, so a later event of an
@@ -12,67 +12,27 @@ import logging
 import uuid
 from datetime import timedelta
 
-from sqlalchemy.orm import Session
-
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
-from varco.callbacks import envelope, secret_store
+from varco.callbacks import envelope, fanout, secret_store
 from varco.callbacks.models import CallbackDelivery, CallbackEndpoint
 from varco.callbacks.repository import CallbackRepository
 from varco.callbacks.sender import Attempt, Outcome
 from varco.callbacks.states import DeliveryStatus, EndpointEvent, EndpointStatus, next_status
-from varco.core import jobs
-from varco.core.clock import Clock, current_clock
+from varco.core.clock import Clock
+from varco.core.uow import UnitOfWork
+from varco.events import service as events
 from varco.events.models import Event
 from varco.settings import Settings
 
 log = logging.getLogger("varco.callbacks")
 
-JOB = "callbacks.deliver"
 DISABLED_TYPE = "callbackDisabled"
 LEASE_MARGIN = timedelta(seconds=60)  # beyond the HTTP timeout, before a claim counts as lost
 PENDING = DeliveryStatus.PENDING.value
 
 
-def wake(session: Session, delivery_id: int, clock: Clock, delay: timedelta | None = None) -> None:
-    """Ask a worker to try this delivery (after commit, or at clock time now + delay)."""
-    from varco.callbacks import tasks  # noqa: F401 - registers the job before its first enqueue
-
-    jobs.enqueue(session, JOB, delay=delay, clock=clock, delivery_id=delivery_id)
-
-
-def fan_out(session: Session, event: Event, clock: Clock | None = None) -> list[CallbackDelivery]:
-    """One delivery per active endpoint that may see this event and wants its type."""
-    # The app's clock, not the event's time: the SDI simulator may record events at its own time.
-    clock = clock or current_clock()
-    repo = CallbackRepository(session)
-    now = clock.now()
-    created = []
-    for endpoint in repo.receivers_of(event.account_id):
-        if event.type not in endpoint.event_types:
-            continue
-        delivery = repo.add_delivery(
-            CallbackDelivery(
-                callback_id=endpoint.id,
-                event_id=event.id,
-                event_uid=event.payload["eventId"],
-                lane=(event.subject or event.type)[:120],
-                is_test=False,
-                status=PENDING,
-                attempts=0,
-                next_attempt_at=now,
-                created_at=now,
-            )
-        )
-        # The delivery before it in the lane wakes it when done (§ ordering); locking that one
-        # makes sure its outcome is recorded after this commit, so it sees this delivery.
-        if repo.lock_previous_pending(delivery) is None:
-            wake(session, delivery.id, clock)
-        created.append(delivery)
-    return created
-
-
-def add_test(session: Session, endpoint: CallbackEndpoint, clock: Clock) -> CallbackDelivery:
+def add_test(session: UnitOfWork, endpoint: CallbackEndpoint, clock: Clock) -> CallbackDelivery:
     """A test delivery: its own lane, one attempt, no effect on the endpoint's state."""
     now = clock.now()
     uid = uuid.uuid4().hex
@@ -89,11 +49,11 @@ def add_test(session: Session, endpoint: CallbackEndpoint, clock: Clock) -> Call
             created_at=now,
         )
     )
-    wake(session, delivery.id, clock)
+    fanout.wake(session, delivery.id, clock)
     return delivery
 
 
-def claim(session: Session, delivery_id: int, clock: Clock, settings: Settings) -> Attempt | None:
+def claim(session: UnitOfWork, delivery_id: int, clock: Clock, settings: Settings) -> Attempt | None:
     """Lease the next attempt of a delivery that is due, heads its lane and is not in flight."""
     repo = CallbackRepository(session)
     found = repo.delivery(delivery_id)
@@ -144,7 +104,7 @@ def _attempt(
     )
 
 
-def _body(session: Session, delivery: CallbackDelivery, endpoint: CallbackEndpoint) -> tuple[bytes, str]:
+def _body(session: UnitOfWork, delivery: CallbackDelivery, endpoint: CallbackEndpoint) -> tuple[bytes, str]:
     if delivery.is_test:
         owner = accounts.get(session, endpoint.account_id)
         value = envelope.test_envelope(delivery.event_uid, endpoint.id, owner, delivery.created_at)
@@ -162,7 +122,7 @@ def backoff(attempts: int, settings: Settings) -> timedelta:
 
 
 def record_result(
-    session: Session, attempt: Attempt, outcome: Outcome, clock: Clock, settings: Settings
+    session: UnitOfWork, attempt: Attempt, outcome: Outcome, clock: Clock, settings: Settings
 ) -> Attempt | None:
     """Store an attempt's outcome: delivered, a retry later, or give up. After a success the lane's
     next delivery is claimed at once and returned (a backlog drains without a job per event)."""
@@ -185,7 +145,7 @@ def record_result(
             return None
         chained = claim(session, following, clock, settings)
         if chained is None:
-            wake(session, following, clock)  # not claimable now (e.g. in flight): let a job decide
+            fanout.wake(session, following, clock)  # not claimable now (e.g. in flight): let a job decide
         return chained
     delivery.last_error = (outcome.error or "failed")[:500]
     if delivery.is_test:
@@ -197,12 +157,16 @@ def record_result(
         give_up(session, endpoint, delivery, clock, settings)
         return None
     delivery.next_attempt_at = min(now + backoff(delivery.attempts, settings), deadline)
-    wake(session, delivery.id, clock, delay=delivery.next_attempt_at - now)
+    fanout.wake(session, delivery.id, clock, delay=delivery.next_attempt_at - now)
     return None
 
 
 def give_up(
-    session: Session, endpoint: CallbackEndpoint, failed: CallbackDelivery, clock: Clock, settings: Settings
+    session: UnitOfWork,
+    endpoint: CallbackEndpoint,
+    failed: CallbackDelivery,
+    clock: Clock,
+    settings: Settings,
 ) -> None:
     """Retry window spent: disable the endpoint, drop what waits for it, tell the owner."""
     if endpoint.status != EndpointStatus.ACTIVE:
@@ -218,8 +182,6 @@ def give_up(
     cancelled = CallbackRepository(session).cancel_pending(endpoint.id, "endpoint disabled")
     owner = accounts.get(session, endpoint.account_id)
     assert owner is not None
-    from varco.events import service as events  # events imports this module (fan-out)
-
     payload = {
         "callbackId": str(endpoint.id),
         "url": endpoint.url,
@@ -240,7 +202,7 @@ def give_up(
 
 
 def _notify_owner(
-    session: Session,
+    session: UnitOfWork,
     owner: Account,
     endpoint: CallbackEndpoint,
     failed: CallbackDelivery,
@@ -270,10 +232,10 @@ def _notify_owner(
     )
 
 
-def resume_stalled(session: Session, clock: Clock, settings: Settings) -> list[int]:
+def resume_stalled(session: UnitOfWork, clock: Clock, settings: Settings) -> list[int]:
     """Wake lane heads that should have run by now (lost wake-up, crash during an attempt)."""
     now = clock.now()
     ids = CallbackRepository(session).stale_heads(now - settings.stale_job_after, now)
     for delivery_id in ids:
-        wake(session, delivery_id, clock)
+        fanout.wake(session, delivery_id, clock)
     return ids

@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
 from varco.callbacks import envelope
 from varco.core.errors import BadRequest
 from varco.core.numbers import MAX_ID, NotAWholeNumber, optional_whole_number
+from varco.core.uow import UnitOfWork
 from varco.events import service as events
 
 MAX_CURSOR = MAX_ID  # event ids
@@ -40,7 +39,7 @@ def parse_limit(raw: str | None, default: int, maximum: int) -> int:
     return optional_whole_number(raw, "limit", default, low=1, high=maximum)
 
 
-def read(session: Session, caller: Account, after: int, limit: int) -> FeedPage:
+def read(session: UnitOfWork, caller: Account, after: int, limit: int) -> FeedPage:
     """Events of the caller and of the taxpayers that delegated it (ACTIVE), as in searches."""
     visible = accounts.visible_account_ids(session, caller)
     found = events.page(session, visible, after, limit + 1)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import Row, bindparam, func, or_, select, update
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import aliased
 
 from varco.accounts.models import Delegation, DelegationStatus
 from varco.callbacks.models import CallbackDelivery, CallbackEndpoint
 from varco.callbacks.states import DeliveryStatus, EndpointStatus
-from varco.core.db import forget_when_changed, pending_of, transaction_info
+from varco.core.uow import Fact, UnitOfWork
 from varco.events.models import Event
 
 PENDING = DeliveryStatus.PENDING.value
@@ -18,7 +18,7 @@ PENDING = DeliveryStatus.PENDING.value
 # Run for every event (each upload, each SDI notification): built once, bound per call.
 # On the tables' columns: a Core select costs half an ORM-enabled one.
 _ENDPOINTS, _DELEGATIONS = CallbackEndpoint.__table__.c, Delegation.__table__.c
-_RECEIVERS = (
+_RECEIVERS_OF = (
     select(_ENDPOINTS.id, _ENDPOINTS.event_types)
     .where(
         _ENDPOINTS.status == EndpointStatus.ACTIVE,
@@ -36,15 +36,14 @@ _RECEIVERS = (
 )
 
 
-_RECEIVERS_KEY = "callback_receivers"  # transaction_info: receivers_of by account id
-
-
-# What decides an account's receivers: its endpoints and delegations.
-forget_when_changed(_RECEIVERS_KEY, CallbackEndpoint, Delegation)
+# receivers_of by account id, read again when what decides them changes: endpoints, delegations
+_RECEIVERS: Fact[dict[int, list[Row[tuple[int, list[str]]]]]] = Fact(
+    "callback receivers", dict, forget_on=(CallbackEndpoint, Delegation)
+)
 
 
 class CallbackRepository:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: UnitOfWork) -> None:
         self.session = session
 
     # endpoints
@@ -79,10 +78,9 @@ class CallbackRepository:
         (ACTIVE): those that may see its events, as in searches (accounts.visible_account_ids seen
         from the other side). It runs for every event: columns, not entities, and read once per
         transaction and account unless endpoints or delegations change in it."""
-        cached = transaction_info(self.session).setdefault(_RECEIVERS_KEY, {})
-        if account_id not in cached or pending_of(self.session, CallbackEndpoint, Delegation):
-            self.session.flush()  # a Core select: no autoflush of its own
-            cached[account_id] = list(self.session.execute(_RECEIVERS, {"account_id": account_id}))
+        cached = self.session.fact(_RECEIVERS)
+        if account_id not in cached:
+            cached[account_id] = list(self.session.execute(_RECEIVERS_OF, {"account_id": account_id}))
         return cached[account_id]
 
     # deliveries

@@ -78,7 +78,7 @@ def post(attempt: Attempt, settings: Settings, clock: Clock) -> Outcome:
         return _send(attempt, target, settings, clock)
     except CallbackUrlRefused as exc:
         return Outcome(None, f"refused: {exc}")
-    except Exception as exc:  # noqa: BLE001 - e.g. httpx.InvalidURL, not an httpx.HTTPError: still a failed attempt
+    except Exception as exc:  # e.g. httpx.InvalidURL, not an httpx.HTTPError: still a failed attempt
         log.warning("callback delivery %s: request not sent", attempt.delivery_id, exc_info=True)
         return Outcome(None, f"request not sent: {type(exc).__name__}: {exc}"[:ERROR_CHARS])
 

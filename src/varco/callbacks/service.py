@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy.orm import Session
-
 from varco.accounts.models import Account
 from varco.callbacks import delivery, secret_store, urls
 from varco.callbacks.models import CallbackDelivery, CallbackEndpoint
@@ -14,6 +12,7 @@ from varco.callbacks.states import EndpointEvent, EndpointStatus, next_status
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest, NotFound
 from varco.core.numbers import is_id
+from varco.core.uow import UnitOfWork
 from varco.settings import Settings
 
 # decisions.md "Callbacks" + our disabled notice (docs/callbacks.md)
@@ -55,7 +54,7 @@ def _event_kinds(events: list[str] | None) -> list[str]:
 
 
 def register(
-    session: Session, owner: Account, new: NewCallback, settings: Settings, clock: Clock
+    session: UnitOfWork, owner: Account, new: NewCallback, settings: Settings, clock: Clock
 ) -> tuple[CallbackEndpoint, str]:
     """Register an endpoint; the secret is returned here and never again."""
     repo = CallbackRepository(session)
@@ -86,13 +85,13 @@ def register(
     return endpoint, secret
 
 
-def listing(session: Session, owner: Account) -> list[CallbackEndpoint]:
+def listing(session: UnitOfWork, owner: Account) -> list[CallbackEndpoint]:
     """The caller's endpoints (deleted ones excluded)."""
     return CallbackRepository(session).owned(owner.id)
 
 
 def get_owned(
-    session: Session, owner: Account, callback_id: int, *, for_update: bool = False
+    session: UnitOfWork, owner: Account, callback_id: int, *, for_update: bool = False
 ) -> CallbackEndpoint:
     """One of the caller's endpoints; another account's id is answered as unknown (404)."""
     endpoint = CallbackRepository(session).get(callback_id, for_update=for_update)
@@ -106,14 +105,14 @@ def _move(endpoint: CallbackEndpoint, event: EndpointEvent, clock: Clock) -> Non
     endpoint.updated_at = clock.now()
 
 
-def delete(session: Session, owner: Account, callback_id: int, clock: Clock) -> None:
+def delete(session: UnitOfWork, owner: Account, callback_id: int, clock: Clock) -> None:
     """Delete an endpoint: nothing more is sent to it (pending deliveries are cancelled)."""
     endpoint = get_owned(session, owner, callback_id, for_update=True)
     _move(endpoint, EndpointEvent.DELETE, clock)
     CallbackRepository(session).cancel_pending(endpoint.id, "endpoint deleted")
 
 
-def enable(session: Session, owner: Account, callback_id: int, clock: Clock) -> CallbackEndpoint:
+def enable(session: UnitOfWork, owner: Account, callback_id: int, clock: Clock) -> CallbackEndpoint:
     """Turn a disabled endpoint back on: it receives events recorded from now on."""
     endpoint = get_owned(session, owner, callback_id, for_update=True)
     _move(endpoint, EndpointEvent.ENABLE, clock)
@@ -122,7 +121,7 @@ def enable(session: Session, owner: Account, callback_id: int, clock: Clock) -> 
 
 
 def rotate_secret(
-    session: Session, owner: Account, callback_id: int, settings: Settings, clock: Clock
+    session: UnitOfWork, owner: Account, callback_id: int, settings: Settings, clock: Clock
 ) -> tuple[CallbackEndpoint, str]:
     """A new secret (shown once); deliveries are signed with it from now on."""
     endpoint = get_owned(session, owner, callback_id, for_update=True)
@@ -133,14 +132,14 @@ def rotate_secret(
     return endpoint, secret
 
 
-def send_test(session: Session, owner: Account, callback_id: int, clock: Clock) -> CallbackDelivery:
+def send_test(session: UnitOfWork, owner: Account, callback_id: int, clock: Clock) -> CallbackDelivery:
     """Queue a test event for the endpoint (also when disabled, to check a fix before enabling)."""
     endpoint = get_owned(session, owner, callback_id)
     return delivery.add_test(session, endpoint, clock)
 
 
 def deliveries(
-    session: Session, owner: Account, callback_id: int, limit: int
+    session: UnitOfWork, owner: Account, callback_id: int, limit: int
 ) -> list[tuple[CallbackDelivery, str | None]]:
     """The endpoint's latest deliveries with their event type, newest first."""
     endpoint = get_owned(session, owner, callback_id)
@@ -148,7 +147,7 @@ def deliveries(
 
 
 def last_deliveries(
-    session: Session, owner: Account, endpoints: list[CallbackEndpoint]
+    session: UnitOfWork, owner: Account, endpoints: list[CallbackEndpoint]
 ) -> dict[int, tuple[CallbackDelivery, str | None]]:
     """The newest delivery (and its event type) of each of the caller's endpoints that has one."""
     ids = [e.id for e in endpoints if e.account_id == owner.id]

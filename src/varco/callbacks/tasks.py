@@ -1,50 +1,36 @@
-"""The delivery job and the reconciler.
+"""The jobs of callbacks: the delivery job and the reconciler.
 
 The job claims an attempt in its transaction and sends the POST only after that transaction
-commits: no database lock (SQLite's is the whole database) is held while a receiver answers.
+commits (`uow.on_commit`): no database lock (SQLite's is the whole database) is held while a
+receiver answers.
 """
 
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
-from sqlalchemy import event
-from sqlalchemy.orm import Session
-
-from varco.callbacks import delivery, sender
+from varco.callbacks import delivery, fanout, sender
 from varco.core import jobs
 from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
+from varco.core.uow import UnitOfWork
 from varco.settings import get_settings
 
 log = logging.getLogger("varco.callbacks")
-_POSTS_KEY = "varco_callback_posts"
 
 
-@jobs.job(delivery.JOB)
-def deliver(session: Session, args: dict[str, Any], clock: Clock) -> None:
+def register(registry: jobs.Registry) -> None:
+    registry.add(fanout.DELIVER, deliver)
+    registry.reconciler(resume_deliveries)
+
+
+def deliver(uow: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
     """Claim one delivery attempt; the POST goes out once this transaction has committed."""
-    attempt = delivery.claim(session, int(args["delivery_id"]), clock, get_settings())
+    attempt = delivery.claim(uow, int(args["delivery_id"]), clock, get_settings())
     if attempt is not None:
-        session.info.setdefault(_POSTS_KEY, []).append(attempt)
-
-
-@event.listens_for(Session, "after_commit")
-def _post_after_commit(session: Session) -> None:
-    # Nothing may escape an after_commit hook: the exception would leave commit() with the session
-    # in 'committed' state, whose rollback raises "no further SQL can be emitted"; the job's own
-    # error handling would then fail too, and the claimed delivery would keep no outcome.
-    for attempt in session.info.pop(_POSTS_KEY, []):
-        try:
-            run_attempt(attempt)
-        except Exception:  # noqa: BLE001 - the lease expires and the reconciler sends it again
-            log.exception("callback delivery %s: attempt not run", attempt.delivery_id)
-
-
-@event.listens_for(Session, "after_rollback")
-def _drop_after_rollback(session: Session) -> None:
-    session.info.pop(_POSTS_KEY, None)  # the claim did not happen
+        uow.on_commit(partial(run_attempt, attempt))  # a rollback drops it: the claim did not happen
 
 
 def run_attempt(attempt: sender.Attempt | None, clock: Clock | None = None) -> None:
@@ -59,12 +45,11 @@ def run_attempt(attempt: sender.Attempt | None, clock: Clock | None = None) -> N
         try:
             with unit_of_work() as session:
                 attempt = delivery.record_result(session, sent, outcome, clock, settings)
-        except Exception:  # noqa: BLE001 - see the docstring
+        except Exception:  # see the docstring
             log.exception("callback delivery %s: outcome not recorded", sent.delivery_id)
             return
 
 
-@jobs.reconciler
 def resume_deliveries(clock: Clock | None = None) -> list[int]:
     """Wake deliveries whose wake-up was lost or whose attempt never reported back."""
     with unit_of_work() as session:

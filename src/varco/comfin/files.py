@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from varco.comfin import schema
+from varco.comfin import xsd
 from varco.comfin.errors import ComfinRefused
 from varco.fatturapa.archives import ArchiveLimits, is_zip, read_zip
 from varco.fatturapa.cades import verify_cades
@@ -97,12 +97,12 @@ def _one(name: str, data: bytes, kind: str) -> Communication:
         root = parse_xml(envelope.content)
     except FatturaPAError as exc:
         raise ComfinRefused("AR03", f"{where}{exc.finding.message}") from None
-    found = schema.kind_of(root)
+    found = xsd.kind_of(root)
     if found is None:
         raise ComfinRefused("AR03", f"{where}root element {root.tag} is neither an LI nor a DF communication")
     if found != kind:
         raise ComfinRefused("AR20", f"{where}the file is a {found} communication, not {kind}")
-    problems = schema.errors(root, kind)
+    problems = xsd.errors(root, kind)
     if problems:
         raise ComfinRefused("AR03", f"{where}{kind} XSD: " + "; ".join(problems))
     return Communication(name, kind, envelope.content, tax_code_of(root, kind), report.signer)

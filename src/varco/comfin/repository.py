@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import func, or_, select
-from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account, Delegation
 from varco.comfin.models import ComfinRequest
 from varco.core.blobs import Blob
+from varco.core.uow import UnitOfWork
 
 
 class ComfinRepository:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: UnitOfWork) -> None:
         self.session = session
 
     def add(self, request: ComfinRequest) -> ComfinRequest:

@@ -8,27 +8,25 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy.orm import Session
-
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
-from varco.comfin import files, schema, states
+from varco.comfin import files, states
 from varco.comfin.errors import ComfinRefused
 from varco.comfin.models import ComfinRequest
 from varco.comfin.repository import ComfinRepository
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
 from varco.core.errors import NotFound
-from varco.fatturapa.errors import FatturaPAError
-from varco.fatturapa.parsing import parse_xml, text_at
-from varco.invoices import usage
-from varco.limits import annual
+from varco.core.uow import UnitOfWork
+from varco.limits import annual, usage
 from varco.limits.errors import LimitError
+from varco.preservation import communications
+from varco.preservation.package import PackedFile
+from varco.sdi import channels
 from varco.settings import Settings
 
 log = logging.getLogger("varco.comfin")
-TRANSMIT_JOB = "comfin.transmit"
-SEAL_JOB = "comfin.seal"
+TRANSMIT = jobs.Task("comfin.transmit", ("request_pk",))  # run by comfin.tasks.transmit
 _BASE36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
@@ -40,7 +38,7 @@ class NewRequest:
 
 
 def create(
-    session: Session, caller: Account, new: NewRequest, clock: Clock, settings: Settings
+    session: UnitOfWork, caller: Account, new: NewRequest, clock: Clock, settings: Settings
 ) -> ComfinRequest:
     """Check a communication (§7.4 AR codes), store it, charge usage, and send it after commit."""
     _check_user_id(session, caller, new.user_id)
@@ -81,7 +79,7 @@ def create(
     for _ in data.communications:  # §8.4/§8.5: every communication counts like an invoice
         usage.charge(session, payer, clock)
     jobs.enqueue(
-        session, TRANSMIT_JOB, key=f"comfin.transmit:{request.id}", clock=clock, request_pk=request.id
+        session, TRANSMIT, key=f"comfin.transmit:{request.id}", clock=clock, request_pk=request.id
     )
     log.info("comfin %s accepted: %s %s for %s", request.request_id, kind, request.file_name, owner.username)
     return request
@@ -96,7 +94,7 @@ def file_name(tax_code: str, kind: str, pk: int, is_zip: bool) -> str:
     return f"IT{tax_code}_{kind}_{progressive.rjust(5, '0')}.{'zip' if is_zip else 'xml'}"
 
 
-def _check_user_id(session: Session, caller: Account, user_id: str | None) -> None:
+def _check_user_id(session: UnitOfWork, caller: Account, user_id: str | None) -> None:
     """§2.7 userId "equals the username": the caller, or a taxpayer who delegated it (ACTIVE)."""
     if not user_id or user_id.strip().lower() == caller.username.lower():
         return
@@ -107,7 +105,7 @@ def _check_user_id(session: Session, caller: Account, user_id: str | None) -> No
         )
 
 
-def _declarant(session: Session, caller: Account, tax_code: str) -> Account:
+def _declarant(session: UnitOfWork, caller: Account, tax_code: str) -> Account:
     """AR09 for a stranger's declarant, AR02 when the declarant's delegation to the caller is not ACTIVE."""
     own = {c.upper() for c in (caller.fiscal_code, caller.vat_code) if c}
     if tax_code in own:
@@ -125,7 +123,7 @@ def _declarant(session: Session, caller: Account, tax_code: str) -> Account:
     return delegator
 
 
-def get_visible(session: Session, caller: Account, request_id: str | None) -> ComfinRequest:
+def get_visible(session: UnitOfWork, caller: Account, request_id: str | None) -> ComfinRequest:
     """The caller's request (sent by it, or of a taxpayer it may see); else 404 (existence hidden)."""
     if not request_id or not request_id.strip():
         raise ComfinRefused("AR04", "requestId is missing")
@@ -138,64 +136,21 @@ def get_visible(session: Session, caller: Account, request_id: str | None) -> Co
     return request
 
 
-def transmit(session: Session, pk: int, clock: Clock) -> None:
+def transmit(session: UnitOfWork, pk: int, clock: Clock) -> None:
     """Hand the file to the SDI channel (idempotent: a request with a fileId is not sent again)."""
-    from varco.sdi.channel import get_communication_channel
-
     repo = ComfinRepository(session)
     request = repo.get_for_update(pk)
     if request is None or request.file_id is not None or request.result != "SF01":
         return
-    receipt = get_communication_channel().send_communication(
+    receipt = channels.get_communication_channel().send_communication(
         session, request.file_name, request.kind, repo.content(request.blob_id), clock
     )
     request.file_id, request.receipt_at = receipt.file_id, receipt.received_at
     request.status, request.updated_at = "SENT", clock.now()
 
 
-def receive_outcome(
-    session: Session, file_id: str, filename: str, xml: bytes, clock: Clock
-) -> ComfinRequest | None:
-    """The SDI's EsitoFile for a sent communication: store it, SF02, and seal the package after commit."""
-    repo = ComfinRepository(session)
-    found = repo.by_file_id(file_id)
-    if found is None:
-        log.warning("esito %s for unknown IDFile %s ignored", filename, file_id)
-        return None
-    request = repo.get_for_update(found.id)
-    assert request is not None
-    if request.notify_blob_id is not None:
-        return request  # duplicate delivery: nothing changes
-    now = clock.now()
-    esito = _read_esito(xml)
-    request.notify_blob_id = blobs.store(session, filename, xml, request.account_id, now).id
-    request.notify_filename = filename
-    if esito is None:
-        request.result = states.next_result(request.result, "SF03")
-        request.error = "The Exchange System's answer could not be read"
-    else:
-        request.result = states.next_result(request.result, "SF02")
-        request.elaborated_result = esito
-    request.status, request.updated_at = states.STATUS[request.result], now
-    jobs.enqueue(session, SEAL_JOB, key=f"comfin.seal:{request.id}", clock=clock, request_pk=request.id)
-    return request
-
-
-def _read_esito(xml: bytes) -> str | None:
-    try:
-        root = parse_xml(xml)
-    except FatturaPAError:
-        return None
-    if schema.errors(root, "ESITO"):
-        return None
-    return text_at(root, "Esito")
-
-
-def seal(session: Session, pk: int, clock: Clock) -> None:
+def seal(session: UnitOfWork, pk: int, clock: Clock) -> None:
     """Build the preservation package: the file as sent, the esito, an index; pddAvailable afterwards."""
-    from varco.preservation import communications
-    from varco.preservation.package import PackedFile
-
     repo = ComfinRepository(session)
     request = repo.get_for_update(pk)
     if request is None or request.notify_blob_id is None:
@@ -237,14 +192,14 @@ def seal(session: Session, pk: int, clock: Clock) -> None:
     request.pdd_available = True
 
 
-def notify_result(session: Session, request: ComfinRequest) -> str | None:
+def notify_result(session: UnitOfWork, request: ComfinRequest) -> str | None:
     """§2.7 notifyResult: base64 of the SDI's esito XML, once there is one."""
     if request.notify_blob_id is None:
         return None
     return base64.b64encode(ComfinRepository(session).content(request.notify_blob_id)).decode()
 
 
-def package_of(session: Session, caller: Account, request_id: str | None) -> tuple[str, bytes]:
+def package_of(session: UnitOfWork, caller: Account, request_id: str | None) -> tuple[str, bytes]:
     """(name, ZIP) of the request's preservation package; 404 while pddAvailable is false."""
     from varco.preservation import communications
 
@@ -257,7 +212,7 @@ def package_of(session: Session, caller: Account, request_id: str | None) -> tup
     return found
 
 
-def give_up(session: Session, pk: int, result: str, reason: str, clock: Clock) -> None:
+def give_up(session: UnitOfWork, pk: int, result: str, reason: str, clock: Clock) -> None:
     """AR06 (never transmitted) or AR07 (no esito in time), from the reconciler."""
     request = ComfinRepository(session).get_for_update(pk)
     if request is None or request.result != "SF01":
@@ -266,9 +221,9 @@ def give_up(session: Session, pk: int, result: str, reason: str, clock: Clock) -
     request.status, request.error, request.updated_at = states.STATUS[result], reason, clock.now()
 
 
-def stuck(session: Session, *, sent: bool, before: datetime) -> list[int]:
+def stuck(session: UnitOfWork, *, sent: bool, before: datetime) -> list[int]:
     return ComfinRepository(session).stuck("SF01", sent=sent, before=before)
 
 
-def unsealed(session: Session, limit: int) -> list[int]:
+def unsealed(session: UnitOfWork, limit: int) -> list[int]:
     return ComfinRepository(session).unsealed(limit)

@@ -5,33 +5,34 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from varco.comfin import service
+from varco.comfin import inbound, service
 from varco.core import jobs
 from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
+from varco.core.uow import UnitOfWork
+from varco.settings import get_settings
 
 log = logging.getLogger("varco.comfin")
 
 
-@jobs.job(service.TRANSMIT_JOB)
-def transmit(session: Session, args: dict[str, Any], clock: Clock) -> None:
+def register(registry: jobs.Registry) -> None:
+    registry.add(service.TRANSMIT, transmit)
+    registry.add(inbound.SEAL, seal)
+    registry.reconciler(resolve_stuck)
+
+
+def transmit(session: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
     """Send one accepted communication through the SDI channel."""
     service.transmit(session, int(args["request_pk"]), clock)
 
 
-@jobs.job(service.SEAL_JOB)
-def seal(session: Session, args: dict[str, Any], clock: Clock) -> None:
+def seal(session: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
     """Seal the preservation package of one answered communication."""
     service.seal(session, int(args["request_pk"]), clock)
 
 
-@jobs.reconciler
 def resolve_stuck(clock: Clock | None = None) -> dict[str, list[int]]:
     """AR06: not transmitted in time; AR07: no esito in time; seal answered ones left unsealed."""
-    from varco.settings import get_settings
-
     clock, settings = clock or current_clock(), get_settings()
     now = clock.now()
     done: dict[str, list[int]] = {"AR06": [], "AR07": [], "sealed": []}
@@ -52,6 +53,6 @@ def resolve_stuck(clock: Clock | None = None) -> dict[str, list[int]]:
             with unit_of_work() as session:
                 service.seal(session, pk, clock)
             done["sealed"].append(pk)
-        except Exception:  # noqa: BLE001 - one broken request must not stop the others; retried next minute
+        except Exception:  # one broken request must not stop the others; retried next minute
             log.exception("sealing communication %s failed", pk)
     return done

@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, bindparam, event, select, update
-from sqlalchemy.orm import Mapped, Session, SessionTransaction, mapped_column
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, bindparam, select, update
+from sqlalchemy.orm import Mapped, mapped_column
 
-from varco.core.db import Base, UTCDateTime, append_row, per_dialect, transaction_info
+from varco.core.db import Base, UTCDateTime, append_row
+from varco.core.dialects import per_dialect
+from varco.core.uow import Fact, UnitOfWork
 
 
 class Blob(Base):
@@ -39,10 +41,10 @@ class StorageUsage(Base):
 _CONTENT = select(Blob.__table__.c.content).where(Blob.__table__.c.id == bindparam("id"))
 _USAGE = StorageUsage.__table__.c  # Core, not ORM-enabled: every upload asks (half the cost)
 _USED_BYTES = select(_USAGE.bytes).where(_USAGE.account_id == bindparam("account_id"))
-_CONTENTS = "blob_contents"  # transaction_info: contents read in this transaction, by id
+_CONTENTS: Fact[dict[int, bytes]] = Fact("blob contents", dict)  # read in this transaction, by id
 
 
-def _add_usage(insert):  # noqa: ANN001, ANN202 - the dialect's insert construct and its statement
+def _add_usage(insert):  # the dialect's insert construct and its statement
     statement = insert(StorageUsage.__table__)
     return statement.on_conflict_do_update(
         index_elements=["account_id"],
@@ -54,7 +56,7 @@ _ADD_USAGE = per_dialect(_add_usage)
 
 
 def store(
-    session: Session,
+    uow: UnitOfWork,
     name: str,
     content: bytes,
     account_id: int | None,
@@ -62,7 +64,7 @@ def store(
     sha256: str | None = None,  # the content's, when the caller has it already
 ) -> Blob:
     """Store a file; its size counts against `account_id`'s space in the same transaction (added
-    at its commit, see _SPACE; `used_bytes` counts it already).
+    at its commit, see _add_space; `used_bytes` counts it already).
 
     No ORM flush (`append_row`): the Blob returned is not in the session (`rename` changes its name)."""
     values = {
@@ -73,62 +75,50 @@ def store(
         "content": content,
         "created_at": now,
     }
-    blob = append_row(session, Blob, values)
+    blob = append_row(uow, Blob, values)
     if account_id is not None:
-        if session.in_nested_transaction():  # a savepoint may roll the file back: count it with it
-            _add_usage_now(session, account_id, len(content))
+        if uow.in_nested_transaction():  # a savepoint may roll the file back: count it with it
+            _add_usage_now(uow, account_id, len(content))
         else:
-            space = session.info.setdefault(_SPACE, {})
-            space[account_id] = space.get(account_id, 0) + len(content)
+            uow.stored_bytes[account_id] = uow.stored_bytes.get(account_id, 0) + len(content)
+            uow.before_commit(_add_space, key=_add_space)
     return blob
 
 
-# Space is added at commit, account by account in id order: the `storage_usage` row is then
-# locked only at the end, and in the same order by every transaction. Added as each file was
-# stored, two SDI deliveries between the same two clients (one storing for A then B, the other
-# for B then A) deadlocked on PostgreSQL.
-_SPACE = "varco_blob_space"  # session.info: bytes stored per account, not yet added
+def _add_usage_now(uow: UnitOfWork, account_id: int, size: int) -> None:
+    uow.connection().execute(_ADD_USAGE(uow), {"account_id": account_id, "bytes": size})
 
 
-def _add_usage_now(session: Session, account_id: int, size: int) -> None:
-    session.connection().execute(_ADD_USAGE(session), {"account_id": account_id, "bytes": size})
+def _add_space(uow: UnitOfWork) -> None:
+    """Space is added at commit, account by account in id order: the `storage_usage` rows are
+    then locked only at the end, and in the same order by every transaction. Added as each file
+    was stored, two SDI deliveries between the same two clients (one storing for A then B, the
+    other for B then A) deadlocked on PostgreSQL."""
+    for account_id, size in sorted(uow.stored_bytes.items()):
+        _add_usage_now(uow, account_id, size)
+    uow.stored_bytes = {}
 
 
-@event.listens_for(Session, "before_commit")
-def _add_space(session: Session) -> None:
-    # Also when a savepoint is released (this event cannot tell it from the commit of a transaction
-    # that leaves a savepoint open): what the transaction stored before it then counts inside
-    # it, and stays counted with it. Files stored inside a savepoint are counted at once (store).
-    for account_id, size in sorted(session.info.pop(_SPACE, {}).items()):
-        _add_usage_now(session, account_id, size)
-
-
-@event.listens_for(Session, "after_transaction_end")
-def _forget_space(session: Session, transaction: SessionTransaction) -> None:
-    if transaction.parent is None:  # rolled back (a commit has added and dropped it already)
-        session.info.pop(_SPACE, None)
-
-
-def rename(session: Session, blob_id: int, name: str) -> None:
+def rename(uow: UnitOfWork, blob_id: int, name: str) -> None:
     """Give a stored file the name known only after its owner row exists (the Blob that `store`
     returned is not in the session: changing it writes nothing)."""
-    session.execute(update(Blob.__table__).where(Blob.__table__.c.id == blob_id).values(name=name))
+    uow.execute(update(Blob.__table__).where(Blob.__table__.c.id == blob_id).values(name=name))
 
 
-def content(session: Session, blob_id: int) -> bytes:
+def content(uow: UnitOfWork, blob_id: int) -> bytes:
     """A stored file's bytes, read once per transaction (the SDI simulator and the service stage
     that hands it the file read the same one). KeyError if there is no such file."""
-    contents = transaction_info(session).setdefault(_CONTENTS, {})
+    contents = uow.fact(_CONTENTS)
     if blob_id not in contents:
-        data = session.scalar(_CONTENT, {"id": blob_id})
+        data = uow.scalar(_CONTENT, {"id": blob_id})
         if data is None:
             raise KeyError(f"no stored file {blob_id}")
         contents[blob_id] = data
     return contents[blob_id]
 
 
-def used_bytes(session: Session, account_id: int) -> int:
+def used_bytes(uow: UnitOfWork, account_id: int) -> int:
     """Bytes of stored files that count against the account's space (§2.3 usedSpaceKB, §7.2 0097)."""
-    session.flush()  # a Core select: no autoflush of its own
-    stored = session.scalar(_USED_BYTES, {"account_id": account_id}) or 0
-    return stored + session.info.get(_SPACE, {}).get(account_id, 0)
+    uow.flush()  # a Core select: no autoflush of its own
+    stored = uow.scalar(_USED_BYTES, {"account_id": account_id}) or 0
+    return stored + uow.stored_bytes.get(account_id, 0)

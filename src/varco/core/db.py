@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, DateTime, Engine, Insert, MetaData, Table, create_engine, event, insert
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.orm import DeclarativeBase, Session, SessionTransaction, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
 from varco.core.clock import as_utc
+from varco.core.dialects import dialect_of
+from varco.core.uow import Fact, UnitOfWork
 
 T = TypeVar("T")
 
@@ -111,57 +111,26 @@ class _QueuedWriters(sqlite3.Connection):
             self.release_writer()
 
 
-# INSERT ... ON CONFLICT exists in both databases, with one construct per dialect.
-CONFLICT_INSERTS = {"postgresql": pg_insert, "sqlite": sqlite_insert}
+_LOCKED: dict[type, Fact[dict[int, Any]]] = {}
 
 
-def conflict_insert(session: Session):  # noqa: ANN201 - the dialect's `insert` construct
-    """`insert` with `on_conflict_do_nothing/do_update` for the session's database."""
-    return CONFLICT_INSERTS[session.get_bind().dialect.name]
-
-
-def per_dialect(build: Callable[[Any], T]) -> Callable[[Session], T]:
-    """An ON CONFLICT statement built once per database: `build(insert)` gets the dialect's
-    `insert` construct; the returned function gives the statement for a session's database.
-    For statements that every upload or notification runs (building one costs more than running it)."""
-    built: dict[str, T] = {}
-
-    def statement(session: Session) -> T:
-        name = session.get_bind().dialect.name
-        if name not in built:
-            built[name] = build(CONFLICT_INSERTS[name])
-        return built[name]
-
-    return statement
-
-
-_TRANSACTION_INFO = "varco_transaction_info"
-
-
-def transaction_info(session: Session) -> dict[str, Any]:
-    """Facts valid until the end of the current transaction or savepoint (a rollback to it may
-    release locks and undo writes): rows already locked and current in the session, values read
-    once per transaction. Not the internal subtransactions of flush()."""
-    return session.info.setdefault(_TRANSACTION_INFO, {})
-
-
-def locked_rows(session: Session, model: type[T]) -> dict[int, T]:
+def locked_rows(uow: UnitOfWork, model: type[T]) -> dict[int, T]:
     """Rows of `model` that this transaction locked (read FOR UPDATE, or inserted) and that are
-    current in the session, by id: read again, they need no query. Held here, so the session's
-    weak identity map keeps them until the end of the transaction."""
-    return transaction_info(session).setdefault(f"locked:{model.__name__}", {})
+    current in the session, by id: read again, they need no query. Held by the unit of work, so
+    the session's weak identity map keeps them until the end of the transaction or savepoint."""
+    if model not in _LOCKED:
+        _LOCKED[model] = Fact(f"locked {model.__name__}", dict)
+    return uow.fact(_LOCKED[model])
 
 
-def get_for_update(session: Session, model: type[T], row_id: int, *options: Any) -> T | None:
+def get_for_update(uow: UnitOfWork, model: type[T], row_id: int, *options: Any) -> T | None:
     """The row locked for this transaction (FOR UPDATE on PostgreSQL; on SQLite the transaction
     holds the write lock), read once: locked or inserted before in it, no query."""
-    locked = locked_rows(session, model)
+    locked = locked_rows(uow, model)
     if row_id in locked:
         return locked[row_id]
-    session.flush()  # the reload below must not drop unflushed changes (no_autoflush blocks)
-    row = session.get(
-        model, row_id, with_for_update=True, populate_existing=True, options=list(options) or None
-    )
+    uow.flush()  # the reload below must not drop unflushed changes (no_autoflush blocks)
+    row = uow.get(model, row_id, with_for_update=True, populate_existing=True, options=list(options) or None)
     if row is not None:
         locked[row_id] = row
     return row
@@ -172,7 +141,7 @@ _APPEND: dict[Table, Insert] = {}
 
 def append_row(session: Session, model: type[T], values: dict[str, Any]) -> T:
     """Insert a row that a hot path only appends (events, files, job rows...) with a Core `INSERT …
-    RETURNING id`, built once per table: no ORM flush (~35 µs here, against ~125 µs). The object
+    RETURNING id`, built once per table: no ORM flush (a fraction of its cost). The object
     returned is built from `values` and is NOT in the session: read it, never add or change it."""
     table = model.__table__  # type: ignore[attr-defined]
     if table not in _APPEND:
@@ -187,31 +156,6 @@ def detached_row(model: type[T], values: dict[str, Any], row_id: int) -> T:
     row: T = model.__mapper__.class_manager.new_instance()  # type: ignore[attr-defined]
     row.__dict__.update(values, id=row_id)
     return row
-
-
-def pending_of(session: Session, *models: type) -> bool:
-    """Unflushed new, changed or deleted objects of `models` in the session?"""
-    return any(
-        isinstance(instance, models)
-        for pending in (session.new, session.dirty, session.deleted)
-        for instance in pending
-    )
-
-
-def forget_when_changed(key: str, *models: type) -> None:
-    """Drop the transaction fact `key` whenever objects of `models` are flushed: what it was read
-    from has changed. Readers of the fact also check `pending_of` (changes not flushed yet)."""
-
-    @event.listens_for(Session, "before_flush")
-    def _forget(session: Session, _context: object, _instances: object) -> None:
-        if pending_of(session, *models):
-            transaction_info(session).pop(key, None)
-
-
-@event.listens_for(Session, "after_transaction_end")
-def _forget_transaction_info(session: Session, transaction: SessionTransaction) -> None:
-    if transaction.parent is None or transaction.nested:
-        session.info.pop(_TRANSACTION_INFO, None)
 
 
 _DEFERRED = "varco_sqlite_deferred"  # execution option: a read-only transaction (see reading())
@@ -288,10 +232,10 @@ class Database:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
-        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.sessions = sessionmaker(self.engine, class_=UnitOfWork, expire_on_commit=False)
 
     @contextmanager
-    def unit_of_work(self) -> Iterator[Session]:
+    def unit_of_work(self) -> Iterator[UnitOfWork]:
         """A session that commits once at the end, or rolls back on any error."""
         session = self.sessions()
         try:
@@ -318,7 +262,7 @@ def reading(session: Session, *, then_write: bool = False) -> Iterator[Session]:
     its reads then run without a transaction (each statement is atomic on its own; none needs
     another's snapshot) and leaving the block begins the write transaction, BEGIN IMMEDIATE, in
     the same session transaction: one begin and one commit per request instead of two."""
-    if session.in_transaction() or session.get_bind().dialect.name != "sqlite":
+    if session.in_transaction() or not dialect_of(session).one_writer:
         yield session
         return
     if not then_write:
@@ -355,6 +299,6 @@ def set_database(db: Database | None) -> None:
 
 
 @contextmanager
-def unit_of_work() -> Iterator[Session]:
+def unit_of_work() -> Iterator[UnitOfWork]:
     with get_database().unit_of_work() as session:
         yield session

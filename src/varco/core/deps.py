@@ -6,15 +6,15 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends
-from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from varco.core.clock import Clock, current_clock
 from varco.core.db import get_database
+from varco.core.uow import UnitOfWork
 from varco.settings import Settings, get_settings
 
 
-async def _session() -> AsyncIterator[Session]:
+async def _session() -> AsyncIterator[UnitOfWork]:
     # scope="function": the commit happens before the response is sent, so a failing
     # commit is an error answer, never a success that was not stored.
     # async: opening a session does no I/O, nor does closing one without a transaction (an
@@ -31,7 +31,7 @@ async def _session() -> AsyncIterator[Session]:
         session.close()
 
 
-def _end(session: Session, *, commit: bool) -> None:
+def _end(session: UnitOfWork, *, commit: bool) -> None:
     """What `unit_of_work` does on leaving: commit (rolled back if that fails) or roll back."""
     try:
         if commit:
@@ -54,6 +54,6 @@ async def _settings() -> Settings:
     return get_settings()
 
 
-SessionDep = Annotated[Session, Depends(_session, scope="function")]
+SessionDep = Annotated[UnitOfWork, Depends(_session, scope="function")]
 ClockDep = Annotated[Clock, Depends(_clock)]
 SettingsDep = Annotated[Settings, Depends(_settings)]

@@ -1,9 +1,13 @@
 """Background jobs: rows in `jobs` are the truth, huey only delivers wake-ups.
 
-`enqueue()` adds a row in the caller's transaction and sends the huey message after that
-transaction commits (dropped on rollback). A worker runs the row's handler in its own unit of
-work and marks it done in the same commit, so a duplicate message is a no-op. A periodic
+`enqueue(uow, TASK, ...)` adds a row in the caller's unit of work and registers the huey message
+to be sent once it commits (dropped on rollback). A worker runs the row's handler in its own unit
+of work and marks it done in the same commit, so a duplicate message is a no-op. A periodic
 reconciler re-sends pending rows whose message was lost (crash, flushed queue).
+
+A `Task` names a kind of job; the module that enqueues it declares it. Which function runs it is
+decided by the `Registry` that the entry points build from an explicit list (varco/jobs_list.py,
+each domain's `tasks.register`), so that this module imports no domain.
 """
 
 from __future__ import annotations
@@ -12,27 +16,78 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from queue import Queue
 from typing import Any
 
 from huey import Huey, MemoryHuey, RedisHuey, crontab
 from huey.storage import SqliteStorage
-from sqlalchemy import bindparam, event, or_, select, update
-from sqlalchemy.orm import Session, SessionTransaction
+from sqlalchemy import bindparam, or_, select, update
 
 from varco.core.clock import Clock, current_clock
-from varco.core.db import append_row, detached_row, per_dialect, unit_of_work
+from varco.core.db import append_row, detached_row, unit_of_work
+from varco.core.dialects import per_dialect
 from varco.core.models import JobRow
+from varco.core.uow import UnitOfWork
+from varco.settings import get_settings
 
 log = logging.getLogger("varco.jobs")
 
-Handler = Callable[[Session, dict[str, Any], Clock], None]
-HANDLERS: dict[str, Handler] = {}
+Handler = Callable[[UnitOfWork, dict[str, Any], Clock], None]
+Reconciler = Callable[[], object]
 MAX_ATTEMPTS = 10
-_PENDING_KEY = "varco_pending_jobs"
-_RUNNING_KEY = "varco_running_job"  # session.info: set while a worker runs a job in this session
-_FOLLOW_ON_KEY = "varco_follow_on_jobs"
+_WAKE_UPS = "jobs: wake-ups"  # the after-commit hook that sends them
+
+
+@dataclass(frozen=True)
+class Task:
+    """A kind of job: its name in the jobs table and the names of its arguments."""
+
+    name: str
+    args: tuple[str, ...] = ()
+
+    def check(self, args: dict[str, Any]) -> None:
+        if set(args) != set(self.args):
+            takes = ", ".join(self.args) or "no arguments"
+            raise TypeError(f"job {self.name} takes {takes}, not {sorted(args)}")
+
+
+class Registry:
+    """The functions that run each task, and the periodic reconcilers (built by the entry points)."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, Handler] = {}
+        self.reconcilers: list[Reconciler] = []
+
+    def add(self, task: Task, handler: Handler) -> None:
+        """`handler(uow, args, clock)` runs `task`; it must be idempotent (it may run again after a crash)."""
+        if self._handlers.get(task.name, handler) is not handler:
+            raise ValueError(f"job {task.name} has a handler already")
+        self._handlers[task.name] = handler
+
+    def reconciler(self, fn: Reconciler) -> None:
+        """Run `fn()` every minute after the job reconciler (it finds stuck rows)."""
+        self.reconcilers.append(fn)
+
+    def handler(self, name: str) -> Handler:
+        return self._handlers[name]
+
+
+_registry = Registry()
+
+
+def use_registry(registry: Registry) -> None:
+    """What the workers of this process run (the entry points set it; tests add their own tasks)."""
+    global _registry
+    _registry = registry
+
+
+def registry() -> Registry:
+    return _registry
+
+
 # Core statements built once: every upload and every job runs them.
 _JOBS = JobRow.__table__
 _ID_BY_KEY = select(_JOBS.c.id).where(_JOBS.c.key == bindparam("key"))
@@ -59,34 +114,23 @@ _DONE = (
 )
 
 
-def job(name: str) -> Callable[[Handler], Handler]:
-    """Register a handler. It must be idempotent: it may run again after a crash."""
-
-    def register(fn: Handler) -> Handler:
-        HANDLERS[name] = fn
-        return fn
-
-    return register
-
-
 def enqueue(
-    session: Session,
-    name: str,
+    uow: UnitOfWork,
+    task: Task,
     *,
     key: str | None = None,
     delay: timedelta | None = None,
     clock: Clock | None = None,
     **args: Any,
 ) -> JobRow:
-    """Add a job row in this transaction; its wake-up is sent after commit.
+    """Add a job row in this unit of work; its wake-up is sent after the commit.
 
     A new row goes in with a Core insert (the JobRow returned is not in the session, as with
     `append_row`); a key seen before returns that job's row."""
-    if name not in HANDLERS:
-        raise KeyError(f"unknown job {name!r}")
+    task.check(args)
     now = (clock or current_clock()).now()
     values = {
-        "name": name,
+        "name": task.name,
         "args": args,
         "key": key,
         "status": "pending",
@@ -98,18 +142,31 @@ def enqueue(
         "finished_at": None,
     }
     if key is None:
-        row = append_row(session, JobRow, values)
+        row = append_row(uow, JobRow, values)
     else:  # one statement for the usual case, a new key
-        row_id = session.connection().execute(_INSERT_UNLESS_KEY(session), values).scalar()
+        row_id = uow.connection().execute(_INSERT_UNLESS_KEY(uow), values).scalar()
         if row_id is None:
-            return session.get_one(JobRow, session.scalar(_ID_BY_KEY, {"key": key}))
+            return uow.get_one(JobRow, uow.scalar(_ID_BY_KEY, {"key": key}))
         row = detached_row(JobRow, values, row_id)
     if delay is None:
-        session.info.setdefault(_PENDING_KEY, []).append(row.id)
+        _wake(uow, row.id)
     return row
 
 
-def follow_on(session: Session, name: str, *, key: str, clock: Clock, **args: Any) -> None:
+def _wake(uow: UnitOfWork, job_id: int) -> None:
+    """Send the job's wake-up once the unit of work commits (the reconciler sends a lost one)."""
+    uow.wake_ups.append(job_id)
+    uow.on_commit(partial(_send_wake_ups, uow, uow.wake_ups), key=_WAKE_UPS)
+
+
+def _send_wake_ups(uow: UnitOfWork, ids: list[int]) -> None:
+    if uow.commits_on_event_loop and _queue_busy():  # the loop must not wait for huey's lock
+        _sender.put(ids)
+    else:
+        _send(ids)
+
+
+def follow_on(uow: UnitOfWork, task: Task, *, key: str, clock: Clock, **args: Any) -> None:
     """Work that continues the running job: on a job's first attempt the worker runs it right after
     the job's handler, in the same transaction (no job row, no wake-up, one commit for both);
     anywhere else (a request, the CLI, a retried job) it is enqueued as a job of its own.
@@ -119,42 +176,25 @@ def follow_on(session: Session, name: str, *, key: str, clock: Clock, **args: An
     during the attempt leaves the job to the reconciler, whose re-send also makes it a retry, so
     a follow-on that kills its worker never holds the job back twice. The handler must be
     idempotent, as every job's is."""
-    if name not in HANDLERS:
-        raise KeyError(f"unknown job {name!r}")
-    if session.info.get(_RUNNING_KEY) == "first attempt":
-        session.info.setdefault(_FOLLOW_ON_KEY, []).append((name, args))
+    task.check(args)
+    if uow.running == "first attempt":
+        uow.follow_ons.append((task, args))
     else:
-        enqueue(session, name, key=key, clock=clock, **args)
+        enqueue(uow, task, key=key, clock=clock, **args)
 
 
 class FollowOnFailed(Exception):
     """A follow-on raised: the job is retried at once, without running it in its transaction."""
 
 
-def _run_follow_ons(session: Session, clock: Clock) -> None:
-    while pending := session.info.pop(_FOLLOW_ON_KEY, None):
-        for name, args in pending:
+def _run_follow_ons(uow: UnitOfWork, clock: Clock) -> None:
+    while uow.follow_ons:
+        pending, uow.follow_ons = uow.follow_ons, []
+        for task, args in pending:
             try:
-                HANDLERS[name](session, dict(args), clock)
+                _registry.handler(task.name)(uow, dict(args), clock)
             except Exception as exc:
-                raise FollowOnFailed(f"follow-on {name} failed: {type(exc).__name__}: {exc}") from exc
-
-
-@event.listens_for(Session, "after_commit")
-def _send_after_commit(session: Session) -> None:
-    ids = session.info.pop(_PENDING_KEY, [])
-    if ids:
-        if session.info.get(_ON_EVENT_LOOP) and _queue_busy():
-            _sender.put(ids)
-        else:
-            _send(ids)
-
-
-@event.listens_for(Session, "after_transaction_end")
-def _drop_after_rollback(session: Session, transaction: SessionTransaction) -> None:
-    # The whole transaction only: a savepoint rolled back leaves the jobs queued before it.
-    if transaction.parent is None:
-        session.info.pop(_PENDING_KEY, None)
+                raise FollowOnFailed(f"follow-on {task.name} failed: {type(exc).__name__}: {exc}") from exc
 
 
 def _send(ids: list[int]) -> None:
@@ -162,32 +202,29 @@ def _send(ids: list[int]) -> None:
         wake_ups = get_queue()
         for job_id in ids:
             wake_ups.send(job_id)
-    except Exception:  # noqa: BLE001 - the rows are committed: the reconciler sends them again
+    except Exception:  # the rows are committed: the reconciler sends them again
         log.warning("wake-up of jobs %s not sent; the reconciler will send it", ids, exc_info=True)
-
-
-_ON_EVENT_LOOP = "jobs_on_event_loop"  # session.info: its commit runs on the event loop
 
 
 def _queue_busy() -> bool:
     """Would sending wait? huey's SQLite storage serialises its users (the embedded workers'
     polls, other senders) on one lock: taken, the wake-up goes to the sender thread. Handing
-    every wake-up over would cost an upload ~10 % more CPU (thread switches)."""
+    every wake-up over would cost every upload thread switches (docs/performance.md)."""
     lock = getattr(get_queue().huey.storage, "lock", None)
     return lock is not None and lock.locked()
 
 
 @contextmanager
-def committing_on_event_loop(session: Session) -> Iterator[None]:
-    """The session commits on the event loop (core/turns.py): its wake-ups are sent from a thread
-    of their own when huey's SQLite storage is busy (see _queue_busy). Another process holding
-    huey's file can still make the loop wait, up to huey's 5 s busy timeout, after which the
-    wake-up is left to the reconciler."""
-    session.info[_ON_EVENT_LOOP] = True
+def committing_on_event_loop(uow: UnitOfWork) -> Iterator[None]:
+    """The unit of work commits on the event loop (core/turns.py): its wake-ups are sent from a
+    thread of their own when huey's SQLite storage is busy (see _queue_busy). Another process
+    holding huey's file can still make the loop wait, up to huey's 5 s busy timeout, after which
+    the wake-up is left to the reconciler."""
+    uow.commits_on_event_loop = True
     try:
         yield
     finally:
-        session.info.pop(_ON_EVENT_LOOP, None)
+        uow.commits_on_event_loop = False
 
 
 class _Sender:
@@ -230,20 +267,20 @@ def run_job(job_id: int) -> str:
     """Run one job row if it is still pending and due. Returns its status afterwards."""
     clock = current_clock()
     try:
-        with unit_of_work() as session:
-            row = session.execute(_CLAIM, {"job_id": job_id}).first()  # Core: no ORM load per job
+        with unit_of_work() as uow:
+            row = uow.execute(_CLAIM, {"job_id": job_id}).first()  # Core: no ORM load per job
             if row is None or row.status != "pending":
                 return row.status if row else "missing"
             if row.run_after > clock.now():
                 return "pending"  # not due: the reconciler sends it again when it is
             # A first attempt never failed nor was re-sent by the reconciler (e.g. after a crash).
             first = row.attempts == 0 and row.sent_at == row.created_at
-            session.info[_RUNNING_KEY] = "first attempt" if first else "retry"
-            HANDLERS[row.name](session, dict(row.args), clock)
-            _run_follow_ons(session, clock)
-            session.execute(_DONE, {"job_id": job_id, "now": clock.now()})
+            uow.running = "first attempt" if first else "retry"
+            _registry.handler(row.name)(uow, dict(row.args), clock)
+            _run_follow_ons(uow, clock)
+            uow.execute(_DONE, {"job_id": job_id, "now": clock.now()})
             return "done"
-    except Exception as exc:  # noqa: BLE001 - recorded on the row, retried by the reconciler
+    except Exception as exc:  # recorded on the row, retried by the reconciler
         log.exception("job %s failed", job_id)
         with unit_of_work() as session:
             row = session.get(JobRow, job_id, with_for_update=True)
@@ -254,14 +291,12 @@ def run_job(job_id: int) -> str:
             if row.attempts >= MAX_ATTEMPTS:
                 row.status, row.finished_at = "failed", clock.now()
             elif isinstance(exc, FollowOnFailed):  # the retry, without it, may well succeed: now
-                session.info.setdefault(_PENDING_KEY, []).append(job_id)
+                _wake(session, job_id)
             return row.status
 
 
 def reconcile(clock: Clock | None = None, stale_after: timedelta | None = None) -> list[int]:
     """Re-send pending jobs that are due and whose last wake-up is older than `stale_after`."""
-    from varco.settings import get_settings
-
     clock = clock or current_clock()
     stale_after = stale_after if stale_after is not None else get_settings().stale_job_after
     now = clock.now()
@@ -288,22 +323,12 @@ def reconcile(clock: Clock | None = None, stale_after: timedelta | None = None) 
     return ids
 
 
-Reconciler = Callable[[], object]
-RECONCILERS: list[Reconciler] = []
-
-
-def reconciler(fn: Reconciler) -> Reconciler:
-    """Register a domain reconciler, run every minute after the job reconciler (finds stuck rows)."""
-    RECONCILERS.append(fn)
-    return fn
-
-
 def _periodic_reconcile() -> None:
     reconcile()
-    for fn in RECONCILERS:
+    for fn in _registry.reconcilers:
         try:
             fn()
-        except Exception:  # noqa: BLE001 - one failing reconciler must not stop the others
+        except Exception:  # one failing reconciler must not stop the others
             log.exception("reconciler %s failed", getattr(fn, "__name__", fn))
 
 
@@ -342,7 +367,7 @@ class _WakeUpStorage(SqliteStorage):
     re-sends a lost message, so a commit need not fsync (WAL + synchronous=NORMAL: a crash may lose
     the last messages, never corrupt the file)."""
 
-    def _create_connection(self):  # noqa: ANN202 - huey's signature
+    def _create_connection(self):  # huey's signature
         conn = super()._create_connection()
         conn.execute("pragma synchronous=NORMAL")
         return conn
@@ -363,9 +388,6 @@ def get_queue() -> JobQueue:
     global _queue
     with _queue_lock:
         if _queue is None:
-            import varco.handlers  # noqa: F401 - registers every job handler and reconciler
-            from varco.settings import get_settings
-
             settings = get_settings()
             settings.data_dir.mkdir(parents=True, exist_ok=True)
             _queue = JobQueue(build_huey(settings.redis_url, str(settings.data_dir)))

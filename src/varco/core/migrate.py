@@ -15,9 +15,19 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
-def upgrade(url: str, revision: str = "heads") -> None:
-    # "heads": domains add migrations on their own branches off a shared base; all are applied.
-    command.upgrade(alembic_config(url), revision)
+def upgrade(url: str, revision: str = "head") -> None:
+    """Apply the migrations (one linear history)."""
+    cfg = alembic_config(url)
+    _collapse_branches(cfg, url)
+    command.upgrade(cfg, revision)
+
+
+def _collapse_branches(cfg: Config, url: str) -> None:
+    """Databases migrated before the history was made linear list one revision per former branch
+    (every branch was always applied whole): the newest of them stands for all."""
+    applied = current(url)
+    if len(applied) > 1:
+        command.stamp(cfg, max(applied), purge=True)
 
 
 def current(url: str) -> tuple[str, ...]:

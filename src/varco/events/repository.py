@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
+from varco.core.uow import UnitOfWork
 from varco.events.models import Event
 
 
 class EventRepository:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: UnitOfWork) -> None:
         self.session = session
 
     def after(self, account_ids: list[int], after: int, limit: int) -> list[Event]:

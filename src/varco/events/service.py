@@ -1,4 +1,5 @@
-"""Record domain events (callbacks and the event feed read them later)."""
+"""Record domain events: the event row and its callback deliveries, in the caller's transaction
+(the event feed and the callback workers read them later)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.orm import Session
 
+from varco.callbacks import fanout
 from varco.core.db import append_row
+from varco.core.dialects import dialect_of
 from varco.core.errors import ServiceUnavailable
+from varco.core.uow import UnitOfWork
 from varco.events.models import Event
 from varco.events.repository import EventRepository
 from varco.settings import get_settings
@@ -23,7 +26,7 @@ FEED_LOCK = 0x7661_7263_6F_6576  # "varco ev"
 
 
 def record(
-    session: Session,
+    session: UnitOfWork,
     account_id: int,
     type_: str,
     payload: dict[str, Any],
@@ -31,8 +34,7 @@ def record(
     subject: str | None = None,
 ) -> Event:
     """Add an event in the caller's transaction: it exists if and only if the change commits."""
-    if _is_postgres(session):
-        session.execute(text("SELECT pg_advisory_xact_lock_shared(:key)"), {"key": FEED_LOCK})
+    dialect_of(session).advisory_lock(session, FEED_LOCK, shared=True)
     values = {
         "account_id": account_id,
         "type": type_,
@@ -42,9 +44,7 @@ def record(
     }
     # Append-only: the id (the feed cursor, what deliveries point at) without an ORM flush.
     event = append_row(session, Event, values)
-    from varco.callbacks import delivery  # the outbox: deliveries are created in this transaction
-
-    delivery.fan_out(session, event)
+    fanout.fan_out(session, event)  # the outbox: its deliveries and their job rows, in this transaction
     return event
 
 
@@ -52,9 +52,9 @@ class FeedBusy(ServiceUnavailable):
     """Events are being written for longer than the feed waits: retry in a few seconds."""
 
 
-def page(session: Session, account_ids: list[int], after: int, limit: int) -> list[Event]:
+def page(session: UnitOfWork, account_ids: list[int], after: int, limit: int) -> list[Event]:
     """Events of these accounts with an id above `after`, oldest first (the event feed)."""
-    if _is_postgres(session):
+    if not dialect_of(session).one_writer:
         # Bounded wait: a reader queued for the exclusive lock also holds back new writers.
         wait_ms = int(get_settings().events_feed_wait.total_seconds() * 1000)
         session.execute(text(f"SET LOCAL lock_timeout = {max(wait_ms, 1)}"))
@@ -67,6 +67,3 @@ def page(session: Session, account_ids: list[int], after: int, limit: int) -> li
         session.execute(text("SET LOCAL lock_timeout = 0"))
     return EventRepository(session).after(account_ids, after, limit)
 
-
-def _is_postgres(session: Session) -> bool:
-    return session.get_bind().dialect.name == "postgresql"

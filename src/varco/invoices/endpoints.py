@@ -7,7 +7,6 @@ import logging
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
-from sqlalchemy.orm import Session
 
 from varco.auth.dependencies import authenticated
 from varco.core.bodies import carries_file
@@ -16,8 +15,9 @@ from varco.core.db import reading
 from varco.core.deps import SessionDep
 from varco.core.errors import Shape, request_id, shaped_router
 from varco.core.turns import run_writing
+from varco.core.uow import UnitOfWork
 from varco.invoices.schemas import UploadRequest, UploadResult
-from varco.invoices.upload import Upload, check_upload, store_upload
+from varco.invoices.service import Upload, check_upload, store_upload
 from varco.settings import get_settings
 
 router = shaped_router(Shape.UPLOAD, tags=["invoice transmission"])  # §2.8
@@ -31,18 +31,19 @@ _BRIEF_BODY = 64 * 1024
 def _brief(raw: bytes) -> bool:
     """A few milliseconds on the event loop, waiting on nothing else: a small body, in embedded
     mode (with Redis the §8 guard is a network call), not asking for the automatic signature (its
-    key and the CAdES signature take ~75 ms). Signed files (uploadSigned) go to the threadpool."""
+    key and the CAdES signature take tens of milliseconds). Signed files (uploadSigned) go to the
+    threadpool."""
     return len(raw) <= _BRIEF_BODY and b'"credential"' not in raw and get_settings().embedded
 
 
 _RESPONSES = {413: {"model": UploadResult, "description": "File exceeds the maximum size (errorCode 0033)"}}
 
 
-def _upload(request: Request, raw: bytes, signed: bool, session: Session) -> UploadResult:
+def _upload(request: Request, raw: bytes, signed: bool, session: UnitOfWork) -> UploadResult:
     """The whole request in one go, in the threadpool or on the event loop (core/turns.py; this is
     the path clients hit hardest): the bearer check and §8 guard first, as `Caller` would run them,
     then the body, the checks and the store.
-    Settings and clock are read here, not injected: each dependency costs the hottest path ~1 %."""
+    Settings and clock are read here, not injected: each dependency costs the hottest path a hop."""
     settings, clock = get_settings(), current_clock()
     with reading(session, then_write=True):  # one transaction for the request (SQLite: see reading)
         caller = authenticated(request, session, clock)

@@ -5,13 +5,21 @@ from __future__ import annotations
 import string
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session
 
-from varco.core.db import CONFLICT_INSERTS
+from varco.core.dialects import per_dialect
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import FilenameSequence
 
 _ALPHABET = string.digits + string.ascii_uppercase  # the SDI allows alphanumeric progressives
 _WIDTH = 5
+
+
+def stem(filename: str) -> str:
+    """The file name without `.xml`, `.xml.p7m` or `.p7m` (the base of notification and package names)."""
+    for suffix in (".xml.p7m", ".p7m", ".xml"):
+        if filename.lower().endswith(suffix):
+            return filename[: -len(suffix)]
+    return filename
 
 
 def encode_progressive(value: int) -> str:
@@ -24,7 +32,7 @@ def encode_progressive(value: int) -> str:
     return "".join(reversed(digits)).rjust(_WIDTH, "0")
 
 
-def _take_next(insert):  # noqa: ANN001, ANN202 - the dialect's insert construct
+def _take_next(insert):  # the dialect's insert construct
     return (
         insert(FilenameSequence)
         .values(transmitter=bindparam("transmitter"), last_value=1)
@@ -36,20 +44,20 @@ def _take_next(insert):  # noqa: ANN001, ANN202 - the dialect's insert construct
     )
 
 
-_TAKE_NEXT = {name: _take_next(insert) for name, insert in CONFLICT_INSERTS.items()}  # built once
+_TAKE_NEXT = per_dialect(_take_next)
 
 
-def next_filename(session: Session, transmitter: str, *, signed: bool) -> str:
+def next_filename(session: UnitOfWork, transmitter: str, *, signed: bool) -> str:
     """Take the next progressive (never reused). One upsert that creates the row or increments it and
     returns the new value: the row lock it takes (PostgreSQL) or the write lock of the transaction
     (SQLite) serialises concurrent uploads until commit."""
-    statement = _TAKE_NEXT[session.get_bind().dialect.name]
+    statement = _TAKE_NEXT(session)
     # On the session's connection: a plain statement, without the ORM's bulk-insert machinery.
     value = session.connection().execute(statement, {"transmitter": transmitter}).scalar_one()
     return _name(transmitter, value, signed)
 
 
-def peek_filename(session: Session, transmitter: str, *, signed: bool) -> str:
+def peek_filename(session: UnitOfWork, transmitter: str, *, signed: bool) -> str:
     """The name the next accepted file would get (dry runs take no progressive)."""
     current = session.scalar(
         select(FilenameSequence.last_value).where(FilenameSequence.transmitter == transmitter)

@@ -3,25 +3,20 @@ or Processing Error (state 2). Idempotent: it acts only on an invoice still in s
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any
-
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from varco import fatturapa
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
-from varco.core import blobs, jobs
-from varco.core.clock import Clock, current_clock
-from varco.core.db import unit_of_work
-from varco.core.models import JobRow
-from varco.invoices import lifecycle
-from varco.invoices.checks import checks, receipt_day
+from varco.core import blobs
+from varco.core.clock import Clock
+from varco.core.uow import UnitOfWork
+from varco.invoices import service as invoices
+from varco.invoices.check_cache import checks, receipt_day
 from varco.invoices.models import Invoice
 from varco.invoices.repository import InvoiceRepository
 from varco.invoices.states import InvoiceEvent, InvoiceState
+from varco.sdi import channels
 
 log = logging.getLogger("varco.processing")
 
@@ -44,10 +39,9 @@ def _error(code: str, detail: str | None = None) -> dict[str, str]:
     return {"code": code, "description": f"{MESSAGES[code]}: {detail}" if detail else MESSAGES[code]}
 
 
-@jobs.job("invoices.process")
-def process_invoice(session: Session, args: dict[str, Any], clock: Clock) -> None:
+def process_invoice(session: UnitOfWork, invoice_id: int, clock: Clock) -> None:
     """Run the asynchronous checks of one accepted invoice and move it to state 2 or 3."""
-    invoice = InvoiceRepository(session).get_for_update(int(args["invoice_id"]))
+    invoice = InvoiceRepository(session).get_for_update(invoice_id)
     if invoice is None or invoice.state != InvoiceState.PRESA_IN_CARICO:
         return  # already processed: a duplicate wake-up changes nothing
     # Nothing read below depends on the invoice's pending changes: they go in one UPDATE at the end.
@@ -55,22 +49,21 @@ def process_invoice(session: Session, args: dict[str, Any], clock: Clock) -> Non
         _process(session, invoice, clock)
 
 
-def _process(session: Session, invoice: Invoice, clock: Clock) -> None:
+def _process(session: UnitOfWork, invoice: Invoice, clock: Clock) -> None:
     content = blobs.content(session, invoice.blob_id)
     errors = account_errors(session, invoice) or file_errors(invoice, content, clock, checks(session))
     if errors:
-        lifecycle.apply_event(
+        invoices.apply_event(
             session, invoice.id, InvoiceEvent.CHECKS_FAILED, key="process", clock=clock, sdi_errors=errors
         )
         return
-    from varco.sdi.channel import get_channel  # the channel sends after this transaction commits
-
-    invoice.sdi_id = get_channel().send_invoice(session, invoice, content, clock)
+    # The channel records what to send; it goes out after this transaction commits.
+    invoice.sdi_id = channels.get_channel().send_invoice(session, invoice, content, clock)
     invoice.sdi_received_at = clock.now()
-    lifecycle.apply_event(session, invoice.id, InvoiceEvent.SENT, key="process", clock=clock)
+    invoices.apply_event(session, invoice.id, InvoiceEvent.SENT, key="process", clock=clock)
 
 
-def account_errors(session: Session, invoice: Invoice) -> list[dict[str, str]]:
+def account_errors(session: UnitOfWork, invoice: Invoice) -> list[dict[str, str]]:
     """The accounts may have changed since the upload: re-check them (FATRSM205/208/217/218/403)."""
     uploader = accounts.get(session, invoice.uploaded_by_id) if invoice.uploaded_by_id else None
     taxpayer = accounts.get(session, invoice.account_id)
@@ -89,7 +82,7 @@ def account_errors(session: Session, invoice: Invoice) -> list[dict[str, str]]:
     return []
 
 
-def _still_delegated(session: Session, uploader: Account, taxpayer: Account) -> bool:
+def _still_delegated(session: UnitOfWork, uploader: Account, taxpayer: Account) -> bool:
     try:
         return (
             accounts.taxpayer_for(session, uploader, taxpayer.country_code, taxpayer.vat_code).id
@@ -123,46 +116,3 @@ def file_errors(
         else:  # §7.3a: extra-schema findings are FATRSM212 as "code - message"
             errors.append({"code": "FATRSM212", "description": finding.upload_text})
     return errors
-
-
-@jobs.reconciler
-def resume_stuck_invoices(clock: Clock | None = None) -> list[int]:
-    """Invoices still in state 1 with no pending job (e.g. their job failed for good) get a new one."""
-    from varco.settings import get_settings
-
-    clock = clock or current_clock()
-    cutoff = clock.now() - get_settings().stale_job_after
-    resumed: list[int] = []
-    with unit_of_work() as session:
-        for invoice_id in InvoiceRepository(session).ids_in_state(
-            InvoiceState.PRESA_IN_CARICO, before=cutoff
-        ):
-            pending = session.scalar(
-                select(JobRow.id)
-                .where(
-                    JobRow.name == "invoices.process",
-                    JobRow.status == "pending",
-                    JobRow.key.like(f"process:{invoice_id}%"),
-                )
-                .limit(1)
-            )
-            if pending is None:
-                attempt = session.scalar(
-                    select(JobRow.id)
-                    .where(JobRow.key.like(f"process:{invoice_id}%"))
-                    .order_by(JobRow.id.desc())
-                    .limit(1)
-                )
-                jobs.enqueue(
-                    session,
-                    "invoices.process",
-                    key=f"process:{invoice_id}:{attempt or 0}",
-                    clock=clock,
-                    invoice_id=invoice_id,
-                )
-                resumed.append(invoice_id)
-    return resumed
-
-
-def jsonable(value: object) -> Any:
-    return json.loads(json.dumps(value, default=str))

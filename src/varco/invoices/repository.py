@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from functools import cache
 from typing import Any
 
 from sqlalchemy import Select, bindparam, func, insert, select
-from sqlalchemy.orm import Session, lazyload
+from sqlalchemy.orm import lazyload
 
-from varco.core.db import append_row, get_for_update, locked_rows, per_dialect
+from varco import fatturapa
+from varco.core.db import append_row, get_for_update, locked_rows
+from varco.core.dialects import per_dialect
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import (
     Invoice,
     InvoiceBody,
@@ -29,16 +33,16 @@ _INSERT_TRANSITION = per_dialect(
     )
 )
 _INSERT_BODIES = insert(InvoiceBody.__table__)
-_NO_BODIES = lazyload(Invoice.bodies)  # a loader option, built once (building one costs ~30 µs)
+_NO_BODIES = lazyload(Invoice.bodies)  # a loader option, built once (building one costs more than using it)
 _HAS_NOTIFICATION = select(Notification.id).where(Notification.filename == bindparam("filename"))
 
 # Built once: every upload runs it, and building a five-term query costs more than running it.
 # On the table's columns, not the mapped attributes: a Core select runs in half the time of an
-# ORM-enabled one (~15 µs against ~31 µs here), and this one needs no entity.
+# ORM-enabled one (docs/performance.md), and this one needs no entity.
 _INVOICES = Invoice.__table__.c
 # `+ 0` keeps SQLite's planner (no statistics) off the account's search index and the state index,
-# which walk every invoice the account sent in the window or every one in processing (the 4000th
-# upload's check took 0.4 ms here), onto the content hash; PostgreSQL picks the hash either way.
+# which walk every invoice the account sent in the window or every one in processing (each upload
+# cost more than the one before), onto the content hash; PostgreSQL picks the hash either way.
 _SAME_CONTENT_IN_PROCESS = (
     select(_INVOICES.id)
     .where(
@@ -50,6 +54,42 @@ _SAME_CONTENT_IN_PROCESS = (
     )
     .limit(1)
 )
+
+
+def party_columns(summary: fatturapa.InvoiceSummary) -> dict[str, str | None]:
+    """The search columns of the parties: sender from 1.2 CedentePrestatore, receiver from 1.4
+    CessionarioCommittente (uploads and received files alike)."""
+    columns: dict[str, str | None] = {}
+    for prefix, party in (("sender", summary.supplier), ("receiver", summary.customer)):
+        columns[f"{prefix}_description"] = party.description if party else None
+        columns[f"{prefix}_country"] = party.country if party else None
+        columns[f"{prefix}_vat"] = party.vat_code if party else None
+        columns[f"{prefix}_fiscal_code"] = party.fiscal_code if party else None
+    return columns
+
+
+def signature_column(report: fatturapa.Report) -> dict[str, Any] | None:
+    """The signature report of a signed file, as JSON (dates as text)."""
+    if report.signature is None:
+        return None
+    return json.loads(json.dumps(report.signature.as_dict(), default=str))
+
+
+def body_values(summary: fatturapa.InvoiceSummary) -> list[dict[str, Any]]:
+    """The rows of the invoices inside the file (FatturaElettronicaBody), numbered from 1."""
+    return [
+        {
+            "position": i,
+            "document_type": b.document_type,
+            "number": b.number,
+            "invoice_date": b.date,
+            "currency": b.currency,
+            "total_document": b.total_document,
+            "total_vat": b.total_vat,
+            "net_payable": b.net_payable,
+        }
+        for i, b in enumerate(summary.bodies, start=1)
+    ]
 
 
 @cache
@@ -69,7 +109,7 @@ def _find_statement(by_sdi_id: bool, by_filename: bool, by_direction: bool, what
 
 
 class InvoiceRepository:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: UnitOfWork) -> None:
         self.session = session
 
     def add(self, invoice: Invoice) -> Invoice:

@@ -13,11 +13,11 @@ from datetime import datetime
 from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, pkcs12
 from pyhanko.sign import signers
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account
 from varco.core.coroutines import run_sync
 from varco.core.errors import VarcoError
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import SigningIdentity
 
 
@@ -33,7 +33,7 @@ class Identity:
 
 
 def set_identity(
-    session: Session,
+    session: UnitOfWork,
     account: Account,
     credential: str,
     domain: str,
@@ -73,7 +73,9 @@ def set_identity(
     return existing
 
 
-def identity_for(session: Session, account: Account, credential: str | None, domain: str | None) -> Identity:
+def identity_for(
+    session: UnitOfWork, account: Account, credential: str | None, domain: str | None
+) -> Identity:
     """Open the account's identity for `domain` with `credential`, or refuse with 0012."""
     if not credential or not domain:
         raise SigningFailed("Automatic signature needs both credential and domain (or neither)")
@@ -88,7 +90,7 @@ def identity_for(session: Session, account: Account, credential: str | None, dom
         signer = signers.SimpleSigner.load_pkcs12_data(
             row.pkcs12, other_certs=[], passphrase=_secret(credential, domain)
         )
-    except Exception as exc:  # noqa: BLE001 - pyHanko raises several types for a wrong passphrase
+    except Exception as exc:  # pyHanko raises several types for a wrong passphrase
         raise SigningFailed("Authentication failure: wrong automatic-signature credential") from exc
     if signer is None:
         raise SigningFailed("Authentication failure: wrong automatic-signature credential")

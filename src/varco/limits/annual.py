@@ -2,9 +2,10 @@
 its tier's yearly number, the account is locked, one official e-mail goes to its PEC, and further
 transmissions get 429 until an operator unlocks it (`varco users unlock`) or the year ends.
 
-The lock is taken in the very transaction whose charge reaches the limit (a session listener on
-`UsageCounter.count`), so no code path that charges usage can miss it; a charge past the limit of
-an active lock (two uploads racing past the pre-check) fails that transaction: nothing is stored.
+The lock is taken in the very transaction whose charge reaches the limit: every charge
+(`limits.usage.charge`) registers the `LimitCheck` of its transaction, run just before the commit,
+so no code path that charges usage can miss it; a charge past the limit of an active lock (two
+uploads racing past the pre-check) fails that transaction: nothing is stored.
 """
 
 from __future__ import annotations
@@ -12,13 +13,12 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
-from sqlalchemy import bindparam, event, select
-from sqlalchemy.orm import Session, SessionTransaction, object_session
+from sqlalchemy import bindparam, select
 
 from varco.accounts.models import Account
 from varco.core.clock import Clock, current_clock
 from varco.core.errors import BadRequest
-from varco.invoices import usage
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import UsageCounter
 from varco.limits.errors import annual_limit_reached
 from varco.limits.models import AnnualLock
@@ -35,11 +35,23 @@ def annual_limit(settings: Settings, tier: int) -> int:
     return settings.tiers.get(tier, settings.tiers[settings.default_tier])[1]
 
 
-def _lock_row(session: Session, account_id: int, year: int, limit: int) -> AnnualLock | None:
+def _lock_row(session: UnitOfWork, account_id: int, year: int, limit: int) -> AnnualLock | None:
     query = select(AnnualLock).where(
         AnnualLock.account_id == account_id, AnnualLock.year == year, AnnualLock.annual_limit == limit
     )
     return session.scalar(query)
+
+
+_COUNTERS = UsageCounter.__table__.c
+USED = select(_COUNTERS.count).where(
+    _COUNTERS.account_id == bindparam("account_id"), _COUNTERS.year == bindparam("year")
+)
+
+
+def used_transmissions(session: UnitOfWork, account_id: int, year: int) -> int:
+    """§8.5: the transmissions counted against the account in the year."""
+    session.flush()  # a Core select: no autoflush of its own
+    return session.scalar(USED, {"account_id": account_id, "year": year}) or 0
 
 
 # Run on every authenticated call (§8 guard) and every upload: built once, bound per call.
@@ -61,16 +73,16 @@ _ACTIVE_LOCK_USED = (
 # and the transmissions used this year.
 _LOCK_AND_USED = select(
     _ACTIVE_LOCK_USED.with_only_columns(_LOCKS.annual_limit).scalar_subquery().label("lock_limit"),
-    usage.USED.scalar_subquery().label("used"),
+    USED.scalar_subquery().label("used"),
 )
 
 
-def active_lock(session: Session, account_id: int, year: int) -> AnnualLock | None:
+def active_lock(session: UnitOfWork, account_id: int, year: int) -> AnnualLock | None:
     return session.scalars(_ACTIVE_LOCK, {"account_id": account_id, "year": year}).first()
 
 
 def lock_if_reached(
-    session: Session, account: Account, year: int, used: int, settings: Settings, clock: Clock
+    session: UnitOfWork, account: Account, year: int, used: int, settings: Settings, clock: Clock
 ) -> AnnualLock | None:
     """Lock `account` and queue the official e-mail if `used` reached its annual limit (once per limit)."""
     limit = annual_limit(settings, account.tier)
@@ -120,7 +132,7 @@ def _seconds_to_new_year(now: datetime) -> int:
     return max(1, int((new_year - now).total_seconds()))
 
 
-def refuse_if_locked(session: Session, payer: Account, settings: Settings, clock: Clock) -> None:
+def refuse_if_locked(session: UnitOfWork, payer: Account, settings: Settings, clock: Clock) -> None:
     """Before a transmission: 429 AR10 if the paying account is in annual lock (§8.4)."""
     now = clock.now()
     session.flush()  # a Core select: no autoflush of its own
@@ -140,13 +152,13 @@ def refuse_if_locked(session: Session, payer: Account, settings: Settings, clock
     )
 
 
-def unlock(session: Session, account: Account, operator: str, clock: Clock) -> AnnualLock:
+def unlock(session: UnitOfWork, account: Account, operator: str, clock: Clock) -> AnnualLock:
     """Lift the annual lock of this year (operator); it holds until the limit changes or the year ends."""
     now = clock.now()
     lock = active_lock(session, account.id, now.year)
     if lock is None:
         settings = get_settings()
-        used = usage.used(session, account.id, now.year)
+        used = used_transmissions(session, account.id, now.year)
         limit = annual_limit(settings, account.tier)
         if used < limit or _lock_row(session, account.id, now.year, limit) is not None:
             raise NotLocked(
@@ -159,54 +171,39 @@ def unlock(session: Session, account: Account, operator: str, clock: Clock) -> A
     return lock
 
 
-def set_tier(session: Session, account: Account, tier: int, settings: Settings, clock: Clock) -> None:
+def set_tier(session: UnitOfWork, account: Account, tier: int, settings: Settings, clock: Clock) -> None:
     """Change the tier (§8.2): a higher annual limit lifts the lock, a lower one already reached locks now."""
     if tier not in settings.tiers:
         raise BadRequest(f"invalid tier {tier}: choose one of {sorted(settings.tiers)}")
     account.tier = tier
     now = clock.now()
-    used = usage.used(session, account.id, now.year)
+    used = used_transmissions(session, account.id, now.year)
     lock = active_lock(session, account.id, now.year)
     if lock is not None and used < annual_limit(settings, tier):
         lock.unlocked_at, lock.unlocked_by = now, f"tier {tier}"
     lock_if_reached(session, account, now.year, used, settings, clock)
 
 
-# --- the listener: lock in the transaction that charges usage ----------------------------------
+class LimitCheck:
+    """Registered by every charge (`limits.usage.charge`), run before the commit: lock an account
+    whose count reached its limit, refuse a count past an active lock."""
 
+    def __init__(self) -> None:
+        self.counts: dict[tuple[int, int], int] = {}  # (account id, year) -> count after the charge
 
-@event.listens_for(UsageCounter.count, "set")
-def _usage_changed(target: UsageCounter, value: int, _old: object, _initiator: object) -> None:
-    # `usage.charge` notes its own (a Core upsert); this catches any change made through the ORM.
-    session = object_session(target)
-    if session is not None:  # a new counter is set to 0 before it joins a session: nothing to check
-        usage.touched(session, target.account_id, target.year, target)
-
-
-@event.listens_for(Session, "before_commit")
-def _enforce_annual_limit(session: Session) -> None:
-    touched = session.info.pop(usage.TOUCHED, None)
-    if not touched:
-        return
-    settings, clock = get_settings(), current_clock()
-    for counter in touched.values():
-        account = session.get(Account, counter.account_id)
-        if account is None:
-            continue
-        session.flush()  # a Core select: no autoflush of its own
-        lock = session.execute(_ACTIVE_LOCK_USED, {"account_id": account.id, "year": counter.year}).first()
-        if lock is None:
-            lock_if_reached(session, account, counter.year, counter.count, settings, clock)
-        elif counter.count > lock.used:
-            raise annual_limit_reached(
-                f"Annual limit reached: {lock.annual_limit} accepted transmissions in {counter.year} for "
-                f"account {account.username} (tier {account.tier}, §8.4); nothing was stored",
-                _seconds_to_new_year(clock.now()),
-            )
-
-
-@event.listens_for(Session, "after_transaction_end")
-def _forget(session: Session, transaction: SessionTransaction) -> None:
-    # The whole transaction only (after_rollback also fires for a savepoint rolled back).
-    if transaction.parent is None:
-        session.info.pop(usage.TOUCHED, None)
+    def __call__(self, session: UnitOfWork) -> None:
+        settings, clock = get_settings(), current_clock()
+        for (account_id, year), count in self.counts.items():
+            account = session.get(Account, account_id)
+            if account is None:
+                continue
+            session.flush()  # a Core select: no autoflush of its own
+            lock = session.execute(_ACTIVE_LOCK_USED, {"account_id": account.id, "year": year}).first()
+            if lock is None:
+                lock_if_reached(session, account, year, count, settings, clock)
+            elif count > lock.used:
+                raise annual_limit_reached(
+                    f"Annual limit reached: {lock.annual_limit} accepted transmissions in {year} for "
+                    f"account {account.username} (tier {account.tier}, §8.4); nothing was stored",
+                    _seconds_to_new_year(clock.now()),
+                )

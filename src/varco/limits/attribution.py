@@ -13,10 +13,9 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy.orm import Session
-
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
+from varco.core.uow import UnitOfWork
 
 _MAX_ENTRIES = 50_000  # forget everything past this: bounded memory, one query per account to refill
 
@@ -33,7 +32,7 @@ class PayerCache:
         self._lock = threading.Lock()
         self._entries: dict[int, tuple[datetime, Payer]] = {}
 
-    def payer(self, session: Session, account: Account, now: datetime, ttl: timedelta) -> Payer:
+    def payer(self, session: UnitOfWork, account: Account, now: datetime, ttl: timedelta) -> Payer:
         with self._lock:
             entry = self._entries.get(account.id)
         if entry is not None and now < entry[0] and entry[0] - ttl <= now:

@@ -11,7 +11,6 @@ from collections import deque
 from typing import Protocol
 
 from varco.limits.decisions import HOUR_MS, MINUTE_MS, TierDecision, WindowDecision, leaked, tier_step
-from varco.settings import Settings
 
 _SWEEP_EVERY = 4096  # operations between sweeps of idle keys (bounded memory under many IPs)
 
@@ -98,14 +97,3 @@ class MemoryBackend:
             del self._tiers[key]
         for key in [k for k, t in self._windows.items() if not t or t[-1] <= now_ms - self._window_ms]:
             del self._windows[key]
-
-
-def build_backend(settings: Settings) -> LimiterBackend:
-    """Redis when VARCO_REDIS_URL is set (shared by every API process), else process memory."""
-    if settings.redis_url:
-        from varco.limits.redis_backend import RedisBackend
-
-        return RedisBackend(
-            settings.redis_url, settings.limits_key_prefix, timeout=settings.limits_redis_timeout_seconds
-        )
-    return MemoryBackend()

@@ -18,7 +18,7 @@ def _operator() -> str:
 def users_unlock(username: str) -> None:
     """Lift the annual lock (§8.4) of an account for this year."""
     from varco.accounts import service as accounts
-    from varco.cli import cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database
     from varco.core.clock import current_clock
     from varco.core.db import unit_of_work
     from varco.limits import annual
@@ -40,13 +40,12 @@ def users_set_tier(
 ) -> None:
     """Set the tier of an account (§8.2): its hourly and annual limits."""
     from varco.accounts import service as accounts
-    from varco.cli import _settings, cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database, settings_or_exit
     from varco.core.clock import current_clock
     from varco.core.db import unit_of_work
-    from varco.invoices import usage
     from varco.limits import annual
 
-    settings = _settings()
+    settings = settings_or_exit()
     prepare_database()
     clock = current_clock()
     with cli_errors(), unit_of_work() as session:
@@ -54,7 +53,7 @@ def users_set_tier(
         annual.set_tier(session, account, tier, settings, clock)
         year = clock.now().year
         hourly, yearly = settings.tiers[tier]
-        used = usage.used(session, account.id, year)
+        used = annual.used_transmissions(session, account.id, year)
         locked = annual.active_lock(session, account.id, year) is not None
     typer.echo(
         f"{username}: tier {tier}, {hourly} requests per hour, {yearly} transmissions per year "

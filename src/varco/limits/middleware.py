@@ -14,9 +14,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from varco.core.clock import current_clock
 from varco.core.errors import render
 from varco.limits import ip
-from varco.limits.backends import LimiterBackend, LimiterUnavailable, build_backend
+from varco.limits.backends import LimiterBackend, LimiterUnavailable
 from varco.limits.decisions import MINUTE_MS
 from varco.limits.errors import LimitError, limiter_unavailable, rate_limited
+from varco.limits.redis_backend import build_backend
 from varco.settings import get_settings
 
 log = logging.getLogger("varco.limits")

@@ -13,8 +13,9 @@ import redis
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from varco.limits.backends import LimiterUnavailable
+from varco.limits.backends import LimiterBackend, LimiterUnavailable, MemoryBackend
 from varco.limits.decisions import HOUR_MS, MAX_LEVEL, MINUTE_MS, TierDecision, WindowDecision, leaked
+from varco.settings import Settings
 
 # KEYS[1] bucket; ARGV now_ms, limit (calls/hour), idle_ms, call (HOUR_MS), max level.
 # Returns {allowed, level}. Same steps as decisions.tier_step; integers only, all below 2^53, stored
@@ -121,3 +122,12 @@ class RedisBackend:
 
     def close(self) -> None:
         self.client.close()
+
+
+def build_backend(settings: Settings) -> LimiterBackend:
+    """Redis when VARCO_REDIS_URL is set (shared by every API process), else process memory."""
+    if settings.redis_url:
+        return RedisBackend(
+            settings.redis_url, settings.limits_key_prefix, timeout=settings.limits_redis_timeout_seconds
+        )
+    return MemoryBackend()

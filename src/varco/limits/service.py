@@ -6,11 +6,11 @@ import logging
 import re
 
 from fastapi import Request
-from sqlalchemy.orm import Session
 
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
 from varco.core.clock import Clock
+from varco.core.uow import UnitOfWork
 from varco.limits import annual
 from varco.limits.attribution import Payer, cache_of
 from varco.limits.backends import LimiterUnavailable
@@ -26,7 +26,7 @@ log = logging.getLogger("varco.limits")
 TRANSMISSIONS = re.compile(r"/services/invoice/upload(Signed)?/?|/api/v2/comfin/?")
 
 
-def guard(request: Request, session: Session, account: Account, clock: Clock) -> None:
+def guard(request: Request, session: UnitOfWork, account: Account, clock: Clock) -> None:
     """§8.3: count the call in the paying account's hourly bucket (429 when full); §8.4: refuse a
     transmission while the paying account is in annual lock."""
     settings = get_settings()

@@ -15,14 +15,12 @@ from collections.abc import Sequence
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from varco.core.blobs import Blob
 from varco.core.clock import Clock
-from varco.core.jobs import job
+from varco.core.uow import UnitOfWork
 from varco.mail.models import MailAttachment, MailMessage
 from varco.rendering import service as rendering
 from varco.settings import Settings, get_settings
@@ -57,7 +55,7 @@ _UNRENDERED = (
 )
 
 
-def attachments_of(session: Session, message_id: int) -> list[tuple[MailAttachment, bytes | None]]:
+def attachments_of(session: UnitOfWork, message_id: int) -> list[tuple[MailAttachment, bytes | None]]:
     """Each attachment with its bytes; a PDF to render is made now, None if its file cannot be read
     (the message then goes without it and says so: a rendering failure never stops a message)."""
     query = (
@@ -71,7 +69,7 @@ def attachments_of(session: Session, message_id: int) -> list[tuple[MailAttachme
         if attachment.rendered_from is not None:
             try:
                 content = rendering.pdf_of(attachment.rendered_from, content)
-            except Exception:  # noqa: BLE001 - pure computation: an unrenderable file must not stop the mail
+            except Exception:  # pure computation: an unrenderable file must not stop the mail
                 log.exception("mail %s: %s not rendered, sent without it", message_id, attachment.filename)
                 content = None
         found.append((attachment, content))
@@ -108,10 +106,9 @@ def write_file(email: EmailMessage, message: MailMessage, settings: Settings) ->
     return path
 
 
-@job("mail.deliver")
-def deliver(session: Session, args: dict[str, Any], clock: Clock) -> None:
+def deliver(session: UnitOfWork, message_id: int, clock: Clock) -> None:
     """Deliver one outbox message once."""
-    message = session.get(MailMessage, args["message_id"], with_for_update=True)
+    message = session.get(MailMessage, message_id, with_for_update=True)
     if message is None or message.delivered_at is not None:
         return
     settings = get_settings()

@@ -10,14 +10,13 @@ a unique invoice id and the message key is `receipt:<invoice id>`, so an invoice
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account
 from varco.accounts.service import EMAIL_RE
-from varco.core import jobs
 from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
 from varco.core.errors import BadRequest
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice, Notification
 from varco.mail import service as mail
 from varco.mail.models import MailReceipt, MailReceiptSetting
@@ -29,12 +28,12 @@ class ReceiptSettingInvalid(BadRequest):
     """Invalid e-mail receipt setting."""
 
 
-def setting_of(session: Session, account: Account) -> MailReceiptSetting | None:
+def setting_of(session: UnitOfWork, account: Account) -> MailReceiptSetting | None:
     return session.get(MailReceiptSetting, account.id)
 
 
 def configure(
-    session: Session, account: Account, *, enabled: bool, address: str, clock: Clock
+    session: UnitOfWork, account: Account, *, enabled: bool, address: str, clock: Clock
 ) -> MailReceiptSetting:
     """Turn e-mail receipt on or off; invoices received from now on are sent to `address`."""
     address = address.strip()
@@ -69,7 +68,7 @@ def _content_type(filename: str) -> str:
     return "application/pkcs7-mime" if filename.lower().endswith(".p7m") else "application/xml"
 
 
-def _attachments(session: Session, invoice: Invoice) -> list[mail.Attachment]:
+def _attachments(session: UnitOfWork, invoice: Invoice) -> list[mail.Attachment]:
     """The invoice file as received, its PDF (rendered when the mail is sent, not in the transaction
     that stores the invoice) and the SDI metadata (MT) that came with it."""
     name = invoice.filename
@@ -90,7 +89,7 @@ def _attachments(session: Session, invoice: Invoice) -> list[mail.Attachment]:
     return files
 
 
-def queue_receipt(session: Session, invoice: Invoice, clock: Clock) -> MailReceipt | None:
+def queue_receipt(session: UnitOfWork, invoice: Invoice, clock: Clock) -> MailReceipt | None:
     """Queue the e-mail of one received invoice if its account wants it; never twice."""
     setting = session.get(MailReceiptSetting, invoice.account_id)
     if setting is None or not setting.is_enabled or setting.enabled_at is None:
@@ -119,7 +118,7 @@ def queue_receipt(session: Session, invoice: Invoice, clock: Clock) -> MailRecei
     return receipt
 
 
-def pending_invoice_ids(session: Session, limit: int) -> list[int]:
+def pending_invoice_ids(session: UnitOfWork, limit: int) -> list[int]:
     """Received invoices of accounts with receipt on, since it was turned on, not yet queued."""
     query = (
         select(Invoice.id)
@@ -137,7 +136,6 @@ def pending_invoice_ids(session: Session, limit: int) -> list[int]:
     return list(session.scalars(query))
 
 
-@jobs.reconciler
 def queue_pending_receipts(clock: Clock | None = None) -> int:
     """Reconciler (safety net): queue the e-mail of every received invoice still owed one."""
     clock = clock or current_clock()
@@ -150,6 +148,6 @@ def queue_pending_receipts(clock: Clock | None = None) -> int:
     return len(ids)
 
 
-def receipts_of(session: Session, account: Account) -> list[MailReceipt]:
+def receipts_of(session: UnitOfWork, account: Account) -> list[MailReceipt]:
     query = select(MailReceipt).where(MailReceipt.account_id == account.id).order_by(MailReceipt.id.desc())
     return list(session.scalars(query.limit(50)))

@@ -6,11 +6,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
-from varco.mail import delivery  # noqa: F401 - registers the "mail.deliver" job
+from varco.core.uow import UnitOfWork
 from varco.mail.models import MailAttachment, MailMessage
 
 
@@ -27,8 +26,11 @@ class Attachment:
     rendered_from: str | None = None
 
 
+DELIVER = jobs.Task("mail.deliver", ("message_id",))  # run by mail.tasks.deliver
+
+
 def queue_message(
-    session: Session,
+    session: UnitOfWork,
     *,
     key: str,
     account_id: int | None,
@@ -69,17 +71,17 @@ def queue_message(
             )
         )
     session.flush()
-    jobs.enqueue(session, "mail.deliver", key=f"mail:{message.id}", clock=clock, message_id=message.id)
+    jobs.enqueue(session, DELIVER, key=f"mail:{message.id}", clock=clock, message_id=message.id)
     return message
 
 
-def messages_for(session: Session, account_id: int) -> list[MailMessage]:
+def messages_for(session: UnitOfWork, account_id: int) -> list[MailMessage]:
     """The outbox of one account, oldest first (what an operator or the account was sent)."""
     query = select(MailMessage).where(MailMessage.account_id == account_id).order_by(MailMessage.id)
     return list(session.scalars(query))
 
 
-def attachment_names(session: Session, message_ids: Iterable[int]) -> dict[int, list[str]]:
+def attachment_names(session: UnitOfWork, message_ids: Iterable[int]) -> dict[int, list[str]]:
     """File names attached to each of these messages, in sending order (the admin outbox lists them)."""
     ids = list(message_ids)
     names: dict[int, list[str]] = {message_id: [] for message_id in ids}

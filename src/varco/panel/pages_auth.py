@@ -47,7 +47,7 @@ def home() -> Response:
 
 
 @router.get("/login")
-def login_form(request: Request, next: str = "/panel/invoices/out") -> Response:  # noqa: A002
+def login_form(request: Request, next: str = "/panel/invoices/out") -> Response:
     token = secrets.token_urlsafe(24)
     response = page(request, "login.html", csrf_login=token, next=_safe_next(next), error=None)
     response.set_cookie(LOGIN_CSRF_COOKIE, token, httponly=True, samesite="strict", path="/panel")
@@ -63,7 +63,7 @@ def login(
     username: str = Form(""),
     password: str = Form(""),
     csrf_token: str = Form(""),
-    next: str = Form("/panel/invoices/out"),  # noqa: A002
+    next: str = Form("/panel/invoices/out"),
 ) -> Response:
     check_login_csrf(request, csrf_token)
     try:

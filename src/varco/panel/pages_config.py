@@ -14,7 +14,6 @@ from varco.auth.models import AuthToken
 from varco.core import numbers  # noqa: F401 - registers the {name:id} path convertor
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import BadRequest, NotFound, VarcoError
-from varco.invoices import usage
 from varco.limits import annual
 from varco.mail import receipts
 from varco.panel import sessions
@@ -153,7 +152,7 @@ def usage_page(
         current,
         payer=payer,
         year=year,
-        used=usage.used(session, payer.id, year),
+        used=annual.used_transmissions(session, payer.id, year),
         limit=annual.annual_limit(settings, payer.tier),
         hourly=settings.tier_limits(payer.tier)[0],
         locked=annual.active_lock(session, payer.id, year),

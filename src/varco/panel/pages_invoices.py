@@ -12,15 +12,14 @@ from starlette.exceptions import HTTPException
 
 from varco import fatturapa
 from varco.accounts import service as accounts
-from varco.core import (
-    disposition,
-    numbers,  # noqa: F401 - registers the {name:id} path convertor
-)
+from varco.core import disposition
 from varco.core.bodies import carries_file
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import VarcoError
-from varco.invoices import upload as uploads
-from varco.invoices.checks import receipt_day
+from varco.core.numbers import MAX_BIGINT, optional_whole_number  # and the {name:id} path convertor
+from varco.invoices import filenames
+from varco.invoices import service as invoices
+from varco.invoices.check_cache import receipt_day
 from varco.invoices.models import Invoice
 from varco.limits import annual
 from varco.panel import reads
@@ -68,7 +67,7 @@ def invoice_list(
     direction: str,
     current: PanelUser,
     session: SessionDep,
-    page_number: int = 1,
+    page_number: str = "1",
     start: str = "",
     end: str = "",
     vat: str = "",
@@ -77,17 +76,18 @@ def invoice_list(
     direction = _direction(direction)
     form = {"start": start, "end": end, "vat": vat, "status": status}
     try:
-        party = "receiver" if direction == "out" else "sender"
         country, code = _vat(vat)
-        filters = params.Filters(
-            created_from=_day(start, False),
-            created_to=_day(end, True),
-            state=params.state(status or None),
-            **{f"{party}_country": country, f"{party}_vat": code},
+        other_party = (country, code, None)  # the client of a sent invoice, the supplier of a received one
+        nobody = (None, None, None)
+        filters = params.filters(
+            created=(_day(start, False), _day(end, True)),
+            sender=other_party if direction == "in" else nobody,
+            receiver=other_party if direction == "out" else nobody,
+            status=status or None,
         )
-        result = search.search(
-            session, current.account, direction, filters, search.Paging(max(page_number, 1), PAGE_SIZE), None
-        )
+        number = optional_whole_number(page_number, "page", 1, low=1, high=MAX_BIGINT // PAGE_SIZE)
+        paging = search.Paging(number, PAGE_SIZE)
+        result = search.search(session, current.account, direction, filters, paging, None)
         error = None
     except VarcoError as exc:
         result, error = None, str(exc)
@@ -103,7 +103,7 @@ def invoice_list(
     )
 
 
-def _find(session: SessionDep, current: PanelUser, direction: str, invoice_id: int):  # noqa: ANN202
+def _find(session: SessionDep, current: PanelUser, direction: str, invoice_id: int):
     return search.find(session, current.account, _direction(direction), search.Ref(invoice_id=invoice_id))
 
 
@@ -169,7 +169,7 @@ def _error_hints(session: SessionDep, invoice: Invoice, errors: list[SdiError]) 
 @router.get("/invoices/{direction}/{invoice_id:id}/download/{kind}")
 def download(direction: str, invoice_id: int, kind: str, current: PanelUser, session: SessionDep) -> Response:
     invoice = _find(session, current, direction, invoice_id)
-    stem = archives.stem(invoice.filename)
+    stem = filenames.stem(invoice.filename)
     if kind == "file":  # as stored: .xml, or .xml.p7m with its signature
         content, name, media = (
             reads.stored_file(session, invoice),
@@ -259,10 +259,10 @@ def upload(
         payer = accounts.paying_account(session, current.account)
         if not dry_run:
             annual.refuse_if_locked(session, payer, settings, clock)  # §8.4 as the API
-        accepted = uploads.accept_upload(
+        accepted = invoices.accept_upload(
             session,
             current.account,
-            uploads.Upload(
+            invoices.Upload(
                 data_file=base64.b64encode(data).decode() if data else None,
                 signed_endpoint=name.lower().endswith(".p7m"),
                 dry_run=dry_run,

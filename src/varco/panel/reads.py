@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from varco.core.blobs import Blob
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice, InvoiceTransition
 from varco.invoices.states import InvoiceState
 
 
-def state_history(session: Session, invoice: Invoice) -> list[tuple[InvoiceTransition, str]]:
+def state_history(session: UnitOfWork, invoice: Invoice) -> list[tuple[InvoiceTransition, str]]:
     """Transitions oldest first, each with its state label (decisions.md "Invoice states")."""
     rows = session.scalars(
         select(InvoiceTransition)
@@ -20,7 +20,7 @@ def state_history(session: Session, invoice: Invoice) -> list[tuple[InvoiceTrans
     return [(row, InvoiceState(row.to_state).label) for row in rows]
 
 
-def stored_file(session: Session, invoice: Invoice) -> bytes:
+def stored_file(session: UnitOfWork, invoice: Invoice) -> bytes:
     """The file as stored (signed files keep their signature)."""
     blob = session.get(Blob, invoice.blob_id)
     assert blob is not None

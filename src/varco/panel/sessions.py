@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from itsdangerous import BadSignature, URLSafeSerializer
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
@@ -15,6 +14,7 @@ from varco.auth import service as auth
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest
 from varco.core.security import hash_password, new_token, token_digest, verify_password
+from varco.core.uow import UnitOfWork
 from varco.panel.models import PanelRegistration, PanelSession
 from varco.settings import Settings
 
@@ -41,7 +41,7 @@ def _serializer(settings: Settings) -> URLSafeSerializer:
 
 
 def sign_in(
-    session: Session, username: str, password: str, user_agent: str, settings: Settings, clock: Clock
+    session: UnitOfWork, username: str, password: str, user_agent: str, settings: Settings, clock: Clock
 ) -> str:
     """Check the password like the API does and open a browser session; returns the signed cookie value."""
     account = accounts.find(session, username)
@@ -64,7 +64,7 @@ def sign_in(
     return _serializer(settings).dumps(token)
 
 
-def current(session: Session, cookie: str | None, settings: Settings, clock: Clock) -> Current | None:
+def current(session: UnitOfWork, cookie: str | None, settings: Settings, clock: Clock) -> Current | None:
     """The signed-in account behind a cookie, or None (bad signature, expired, revoked, refused)."""
     if not cookie:
         return None
@@ -87,20 +87,20 @@ def may_use_panel(account: Account, clock: Clock) -> bool:
     return not account.is_disabled and not accounts.is_expired(account, clock)
 
 
-def sign_out(session: Session, panel_session: PanelSession, clock: Clock) -> None:
+def sign_out(session: UnitOfWork, panel_session: PanelSession, clock: Clock) -> None:
     """Revoke this browser session."""
     row = session.get(PanelSession, panel_session.id)
     if row is not None and row.revoked_at is None:
         row.revoked_at = clock.now()
 
 
-def sessions_of(session: Session, account: Account) -> list[PanelSession]:
+def sessions_of(session: UnitOfWork, account: Account) -> list[PanelSession]:
     """Browser sessions of an account, newest first."""
     query = select(PanelSession).where(PanelSession.account_id == account.id).order_by(PanelSession.id.desc())
     return list(session.scalars(query.limit(50)))
 
 
-def revoke_session(session: Session, account: Account, session_id: int, clock: Clock) -> None:
+def revoke_session(session: UnitOfWork, account: Account, session_id: int, clock: Clock) -> None:
     """Revoke one of the account's own browser sessions."""
     row = session.get(PanelSession, session_id)
     if row is None or row.account_id != account.id:
@@ -109,12 +109,12 @@ def revoke_session(session: Session, account: Account, session_id: int, clock: C
         row.revoked_at = clock.now()
 
 
-def is_registered(session: Session, account: Account) -> bool:
+def is_registered(session: UnitOfWork, account: Account) -> bool:
     return session.get(PanelRegistration, account.id) is not None
 
 
 def complete_registration(
-    session: Session,
+    session: UnitOfWork,
     account: Account,
     *,
     accepted: bool,

@@ -13,7 +13,7 @@ preservation_app = typer.Typer(no_args_is_help=True, help="Preservation packages
 def verify(username: Annotated[str, typer.Argument(help="The account whose package chain to check")]) -> None:
     """Check every package of an account: file digests against its index, and the SHA-256 chain."""
     from varco.accounts import service as accounts
-    from varco.cli import cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
     from varco.preservation import service
 
@@ -32,7 +32,7 @@ def verify(username: Annotated[str, typer.Argument(help="The account whose packa
 @preservation_app.command("seal-pending")
 def seal_pending() -> None:
     """Seal now the final invoices still without a package (the worker does it every minute)."""
-    from varco.cli import prepare_database
+    from varco.cli_support import prepare_database
     from varco.preservation.tasks import seal_unsealed
 
     prepare_database()

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from sqlalchemy import and_, or_, select
-from sqlalchemy.orm import Session
 
 from varco.core.blobs import Blob
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice, Notification
 from varco.preservation.models import PreservationPackage
 
 
 class PreservationRepository:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: UnitOfWork) -> None:
         self.session = session
 
     def invoice(self, invoice_id: int) -> Invoice | None:

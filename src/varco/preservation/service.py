@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import logging
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from varco.accounts import service as accounts
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
 from varco.core.errors import VarcoError
+from varco.core.uow import UnitOfWork
+from varco.invoices import filenames
 from varco.invoices.models import Invoice
 from varco.invoices.states import InvoiceState
 from varco.preservation import package
@@ -54,48 +57,88 @@ def is_sealable(invoice: Invoice) -> bool:
     return invoice.state == S.CONSEGNATA and invoice.format != "FPA12"  # NE/DT exist only for PA
 
 
-def seal_invoice(session: Session, invoice_id: int, clock: Clock) -> PreservationPackage | None:
+def seal_invoice(session: UnitOfWork, invoice_id: int, clock: Clock) -> PreservationPackage | None:
     """Seal the invoice's package (a new version if notifications arrived since); None if not final."""
     repo = PreservationRepository(session)
     invoice = repo.invoice(invoice_id)
     if invoice is None or not is_sealable(invoice):
         return None
+
+    def files() -> list[package.PackedFile]:  # read again on each try: notifications may arrive
+        return [
+            package.PackedFile(invoice.filename, repo.content(invoice.blob_id), "invoice"),
+            *(
+                package.PackedFile(n.filename, repo.content(n.blob_id), "notification", n.type)
+                for n in repo.notifications(invoice.id)
+            ),
+        ]
+
+    sealed = seal(
+        session,
+        Sealable(
+            invoice.account_id,
+            f"{filenames.stem(invoice.filename)}.conservazione.zip",
+            _subject(session, invoice),
+            files,
+            invoice_id=invoice.id,
+        ),
+        clock,
+    )
+    invoice.pdd_available = True
+    return sealed
+
+
+@dataclass(frozen=True)
+class Sealable:
+    """What a package holds: a document (an invoice, a communication) and its notifications."""
+
+    account_id: int  # whose chain the package extends
+    name: str
+    subject: dict[str, Any]
+    files: Callable[[], list[package.PackedFile]]  # the document first, then its notifications
+    invoice_id: int | None = None
+    comfin_request_id: int | None = None
+
+    def __str__(self) -> str:
+        return f"invoice {self.invoice_id}" if self.invoice_id else f"communication {self.comfin_request_id}"
+
+
+def seal(session: UnitOfWork, item: Sealable, clock: Clock) -> PreservationPackage:
+    """Seal `item` as the next link of its account's chain: a new version when notifications came
+    since its last package, else that package (idempotent)."""
+    repo = PreservationRepository(session)
     for _ in range(_RACE_RETRIES):
-        notifications = repo.notifications(invoice.id)
-        latest = repo.latest_for_invoice(invoice.id)
-        if latest is not None and latest.notification_count == len(notifications):
-            invoice.pdd_available = True
-            return latest  # nothing new since the last seal: idempotent
-        head = repo.chain_head(invoice.account_id)
+        files = item.files()
+        if item.invoice_id is not None:
+            latest = repo.latest_for_invoice(item.invoice_id)
+        else:
+            latest = repo.latest_for_communication(item.comfin_request_id)
+        if latest is not None and latest.notification_count == len(files) - 1:
+            return latest  # nothing new since the last seal
+        head = repo.chain_head(item.account_id)
         spec = package.PackageSpec(
             sequence=head.sequence + 1 if head else 1,
             version=latest.version + 1 if latest else 1,
             sealed_at=clock.now(),
             previous_sha256=head.sha256 if head else None,
-            subject=_subject(session, invoice),
-            files=[
-                package.PackedFile(invoice.filename, repo.content(invoice.blob_id), "invoice"),
-                *(
-                    package.PackedFile(n.filename, repo.content(n.blob_id), "notification", n.type)
-                    for n in notifications
-                ),
-            ],
+            subject=item.subject,
+            files=files,
         )
         content = package.build(spec)
-        name = f"{_stem(invoice.filename)}.conservazione.zip"
         try:
-            # A savepoint: losing a race on (account, sequence) or (invoice, version) retries
+            # A savepoint: losing a race on (account, sequence) or (document, version) retries
             # with the new chain head instead of forking the chain.
             with session.begin_nested():
-                blob = blobs.store(session, name, content, invoice.account_id, spec.sealed_at)
+                blob = blobs.store(session, item.name, content, item.account_id, spec.sealed_at)
                 sealed = PreservationPackage(
-                    account_id=invoice.account_id,
+                    account_id=item.account_id,
                     sequence=spec.sequence,
-                    invoice_id=invoice.id,
+                    invoice_id=item.invoice_id,
+                    comfin_request_id=item.comfin_request_id,
                     version=spec.version,
-                    notification_count=len(notifications),
+                    notification_count=len(files) - 1,
                     blob_id=blob.id,
-                    name=name,
+                    name=item.name,
                     sha256=package.sha256(content),
                     previous_sha256=spec.previous_sha256,
                     sealed_at=spec.sealed_at,
@@ -103,26 +146,22 @@ def seal_invoice(session: Session, invoice_id: int, clock: Clock) -> Preservatio
                 session.add(sealed)
                 session.flush()
         except IntegrityError:
-            log.info(
-                "invoice %s: chain of account %s moved while sealing; retrying",
-                invoice.id,
-                invoice.account_id,
-            )
+            log.info("%s: the chain of account %s moved while sealing; retrying", item, item.account_id)
             continue
-        invoice.pdd_available = True
-        log.info(
-            "invoice %s sealed as package %s of account %s", invoice.id, spec.sequence, invoice.account_id
-        )
+        log.info("%s sealed as package %s of account %s", item, spec.sequence, item.account_id)
         return sealed
-    raise ChainContention(f"could not seal invoice {invoice_id}: the package chain kept changing")
+    raise ChainContention(f"could not seal {item}: the package chain kept changing")
 
 
-def request_seal(session: Session, invoice_id: int, clock: Clock) -> None:
+SEAL = jobs.Task("preservation.seal", ("invoice_id",))  # run by preservation.tasks.seal
+
+
+def request_seal(session: UnitOfWork, invoice_id: int, clock: Clock) -> None:
     """Seal after this transaction commits, in a job (for callers that move invoices to a final state)."""
-    jobs.enqueue(session, "preservation.seal", clock=clock, invoice_id=invoice_id)
+    jobs.enqueue(session, SEAL, clock=clock, invoice_id=invoice_id)
 
 
-def latest_package(session: Session, invoice: Invoice) -> tuple[str, bytes] | None:
+def latest_package(session: UnitOfWork, invoice: Invoice) -> tuple[str, bytes] | None:
     """(file name, ZIP bytes) of the invoice's newest package, or None while there is none."""
     repo = PreservationRepository(session)
     latest = repo.latest_for_invoice(invoice.id)
@@ -131,7 +170,7 @@ def latest_package(session: Session, invoice: Invoice) -> tuple[str, bytes] | No
     return latest.name, repo.content(latest.blob_id)
 
 
-def verify_chain(session: Session, account_id: int) -> list[str]:
+def verify_chain(session: UnitOfWork, account_id: int) -> list[str]:
     """Walk an account's chain: every package's files match its index and it links to the previous one."""
     repo = PreservationRepository(session)
     problems: list[str] = []
@@ -154,16 +193,16 @@ def verify_chain(session: Session, account_id: int) -> list[str]:
     return problems
 
 
-def chain_of(session: Session, account_id: int) -> list[PreservationPackage]:
+def chain_of(session: UnitOfWork, account_id: int) -> list[PreservationPackage]:
     """An account's packages in chain order."""
     return PreservationRepository(session).chain(account_id)
 
 
-def unsealed_ids(session: Session, limit: int) -> list[int]:
+def unsealed_ids(session: UnitOfWork, limit: int) -> list[int]:
     return PreservationRepository(session).unsealed_ids(FINAL_FOR_PRESERVATION, S.CONSEGNATA.value, limit)
 
 
-def _subject(session: Session, invoice: Invoice) -> dict[str, Any]:
+def _subject(session: UnitOfWork, invoice: Invoice) -> dict[str, Any]:
     owner = accounts.get(session, invoice.account_id)
     return {
         "account": {
@@ -183,10 +222,3 @@ def _subject(session: Session, invoice: Invoice) -> dict[str, Any]:
             "numbers": [b.number for b in invoice.bodies],
         },
     }
-
-
-def _stem(filename: str) -> str:
-    for suffix in (".xml.p7m", ".p7m", ".xml"):
-        if filename.lower().endswith(suffix):
-            return filename[: -len(suffix)]
-    return filename

@@ -7,15 +7,16 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
-from sqlalchemy.orm import Session
 
 from varco.core.blobs import Blob
 from varco.core.errors import NotFound, VarcoError
+from varco.core.uow import UnitOfWork
 from varco.fatturapa.errors import FatturaPAError
+from varco.invoices.filenames import stem
 from varco.invoices.models import Invoice
 from varco.rendering.document import AttachmentView, InvoiceDocument, read_document
 from varco.rendering.pdf import render_pdf
-from varco.search.archives import stem, unsigned_xml
+from varco.search.archives import unsigned_xml
 
 _TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -53,19 +54,19 @@ def pdf_of(filename: str, content: bytes) -> bytes:
     return render_pdf(document_of(filename, content), filename)
 
 
-def _content(session: Session, invoice: Invoice) -> bytes:
+def _content(session: UnitOfWork, invoice: Invoice) -> bytes:
     blob = session.get(Blob, invoice.blob_id)
     assert blob is not None  # the foreign key guarantees it
     return blob.content
 
 
-def invoice_pdf(session: Session, invoice: Invoice) -> bytes:
+def invoice_pdf(session: UnitOfWork, invoice: Invoice) -> bytes:
     """PDF of an invoice the caller was already allowed to see (tenancy is the finder's job)."""
     return pdf_of(invoice.filename, _content(session, invoice))
 
 
 def invoice_html(
-    session: Session,
+    session: UnitOfWork,
     invoice: Invoice,
     translate: Callable[[str], str],
     attachment_url: Callable[[int, int], str],
@@ -75,10 +76,10 @@ def invoice_html(
     html = _TEMPLATES.get_template("invoice.html").render(
         doc=document, t=translate, attachment_url=attachment_url
     )
-    return Markup(html)  # noqa: S704 - rendered by an autoescaping environment
+    return Markup(html)  # rendered by an autoescaping environment
 
 
-def attachment(session: Session, invoice: Invoice, body: int, index: int) -> AttachmentView:
+def attachment(session: UnitOfWork, invoice: Invoice, body: int, index: int) -> AttachmentView:
     """Attachment `index` (1-based) of body `body` (1-based), decoded from base64."""
     document = document_of(invoice.filename, _content(session, invoice))
     for view in document.bodies:

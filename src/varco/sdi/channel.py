@@ -3,7 +3,7 @@
 Both calls run inside the caller's transaction and must not do network I/O there that cannot be
 undone: an implementation records what to send and sends it from a job after the commit (the
 simulator enqueues its own job; a SDICoop channel would enqueue the SOAP call). docs/sdi.md maps
-SDICoop onto this interface.
+SDICoop onto this interface. `sdi/channels.py` gives the configured one.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from sqlalchemy.orm import Session
-
 from varco.core.clock import Clock
+from varco.core.uow import UnitOfWork
 
 if TYPE_CHECKING:
     from varco.invoices.models import Invoice
@@ -31,7 +30,7 @@ class OutcomeReceipt:
 
 
 class SdiChannel(Protocol):
-    def send_invoice(self, session: Session, invoice: Invoice, content: bytes, clock: Clock) -> str:
+    def send_invoice(self, session: UnitOfWork, invoice: Invoice, content: bytes, clock: Clock) -> str:
         """Hand an invoice file to the SDI; returns its IdentificativoSdI.
 
         Idempotent: an invoice that already has an `sdi_id` is not submitted again.
@@ -39,7 +38,7 @@ class SdiChannel(Protocol):
         ...
 
     def send_outcome(
-        self, session: Session, esito: EsitoCommittente, content: bytes, clock: Clock
+        self, session: UnitOfWork, esito: EsitoCommittente, content: bytes, clock: Clock
     ) -> OutcomeReceipt:
         """Send a customer outcome (EsitoCommittente XML) on a received invoice."""
         ...
@@ -55,21 +54,7 @@ class CommunicationReceipt:
 
 class CommunicationChannel(Protocol):
     def send_communication(
-        self, session: Session, filename: str, kind: str, content: bytes, clock: Clock
+        self, session: UnitOfWork, filename: str, kind: str, content: bytes, clock: Clock
     ) -> CommunicationReceipt:
         """Hand a financial communication (LI/DF, .p7m or ZIP) to the SDI; the esito comes back later."""
         ...
-
-
-def get_communication_channel() -> CommunicationChannel:
-    """The channel for financial communications: the simulator (docs/comfin.md)."""
-    from varco.sdi.simulator.channel import SimulatorChannel
-
-    return SimulatorChannel()
-
-
-def get_channel() -> SdiChannel:
-    """The configured channel: the simulator is the default and, for now, the only one."""
-    from varco.sdi.simulator.channel import SimulatorChannel
-
-    return SimulatorChannel()

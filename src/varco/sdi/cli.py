@@ -36,7 +36,7 @@ def scenario_set(
     ] = None,
 ) -> None:
     """Create or replace a scenario rule."""
-    from varco.cli import cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi.simulator import control
 
@@ -58,7 +58,7 @@ def scenario_set(
 @scenario_app.command("list")
 def scenario_list() -> None:
     """Show the rules and the simulated clock."""
-    from varco.cli import prepare_database
+    from varco.cli_support import prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi.simulator import control, scenarios
     from varco.sdi.simulator.clock import format_duration
@@ -80,7 +80,7 @@ def scenario_comfin(
     target: Annotated[str, typer.Option(help="LI, DF, a communication file name, or empty for all")] = "",
 ) -> None:
     """Force the esito of financial communications."""
-    from varco.cli import cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi.simulator import scenarios
 
@@ -95,7 +95,7 @@ def scenario_clear(
     recipient_code: RecipientCode = None, filename: Filename = None, default: Default = False
 ) -> None:
     """Delete one rule, or all rules when none is named."""
-    from varco.cli import cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi.simulator import control
 
@@ -107,7 +107,7 @@ def scenario_clear(
     typer.echo(f"{deleted} rule(s) deleted")
 
 
-def _describe(rule) -> str:  # noqa: ANN001
+def _describe(rule) -> str:
     from varco.sdi.simulator.clock import format_duration
 
     target = "default" if rule.kind == "default" else f"{rule.kind.replace('_', ' ')} {rule.value}"
@@ -123,7 +123,7 @@ def _describe(rule) -> str:  # noqa: ANN001
 @sdi_app.command("advance")
 def advance(duration: Annotated[str, typer.Argument(help="e.g. 15d, 2h, 30s")]) -> None:
     """Move the simulated clock forward and run what became due (e.g. DT after 15d)."""
-    from varco.cli import cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi.simulator import clock as sim_clock
     from varco.sdi.simulator import engine
@@ -145,7 +145,7 @@ def inject(
 ) -> None:
     """Deliver an invoice from an outside sender to varco's recipient code."""
     from varco.accounts import service as accounts
-    from varco.cli import cli_errors, prepare_database
+    from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi.simulator.inject import FILENAME
     from varco.sdi.simulator.inject import inject as inject_file
@@ -179,7 +179,7 @@ def inject(
 @sdi_app.command("unroutable")
 def unroutable() -> None:
     """List received invoices kept aside because no account matches their client."""
-    from varco.cli import prepare_database
+    from varco.cli_support import prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi import received
 
@@ -198,7 +198,7 @@ def unroutable() -> None:
 @sdi_app.command("redeliver")
 def redeliver() -> None:
     """Deliver kept-aside invoices whose client now has an account."""
-    from varco.cli import prepare_database
+    from varco.cli_support import prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi import received
 

@@ -145,7 +145,7 @@ def list_scenarios(admin: Admin, session: SessionDep, clock: ClockDep) -> Scenar
 def clear_scenarios(
     admin: Admin,
     session: SessionDep,
-    recipientCode: str | None = None,  # noqa: N803 - contract-style query names
+    recipientCode: str | None = None,  # contract-style query names
     filename: str | None = None,
     default: bool = False,
 ) -> dict[str, int]:

@@ -9,26 +9,24 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import or_, select
-from sqlalchemy.orm import Session
 
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest, NotFound
-from varco.invoices import lifecycle
+from varco.core.uow import UnitOfWork
+from varco.invoices import service as invoices
 from varco.invoices.models import Invoice
-from varco.sdi import messages
-from varco.sdi.channel import get_channel
+from varco.sdi import channels, messages
 from varco.sdi.models import EsitoCommittente
 from varco.sdi.received import OUTCOME_WINDOW
 
 log = logging.getLogger("varco.sdi.esito")
 
-TRANSMIT_JOB = "sdi.transmit_esito"
+TRANSMIT = jobs.Task("sdi.transmit_esito", ("esito_id",))  # run by sdi.tasks.transmit_esito
 ESITI = ("EC01", "EC02")
 _BASIC_LATIN = re.compile(r"[\x20-\x7e]{1,20}")  # NumeroFattura_Type
 
@@ -53,7 +51,7 @@ class EsitoRequest:
     message_id: str | None = None
 
 
-def may_access(session: Session, caller: Account, account_id: int) -> bool:
+def may_access(session: UnitOfWork, caller: Account, account_id: int) -> bool:
     """Tenancy: the caller owns the account's invoices, or acts for it by ACTIVE delegation."""
     if caller.id == account_id:
         return True
@@ -66,15 +64,15 @@ def may_access(session: Session, caller: Account, account_id: int) -> bool:
         return False
 
 
-def _received_invoice(session: Session, caller: Account, filename: str) -> Invoice:
-    invoice = lifecycle.find_invoice(session, filename=filename, direction="in")
+def _received_invoice(session: UnitOfWork, caller: Account, filename: str) -> Invoice:
+    invoice = invoices.find_invoice(session, filename=filename, direction="in")
     if invoice is None or not may_access(session, caller, invoice.account_id):
         # The same answer for someone else's invoice: existence is not disclosed.
         raise EsitoNotFound(f"no received invoice named {filename!r} for this user")
     return invoice
 
 
-def send_esito(session: Session, caller: Account, request: EsitoRequest, clock: Clock) -> EsitoCommittente:
+def send_esito(session: UnitOfWork, caller: Account, request: EsitoRequest, clock: Clock) -> EsitoCommittente:
     """Validate and record a customer outcome; it is transmitted after the commit."""
     invoice = _received_invoice(session, caller, request.filename)
     _validate(session, invoice, request, clock)
@@ -89,9 +87,9 @@ def send_esito(session: Session, caller: Account, request: EsitoRequest, clock: 
             "the outcome does not fit the EsitoCommittente schema: " + "; ".join(errors[:3])
         )
     name = messages.message_name(
-        invoice.filename, "EC", lifecycle.count_notifications(session, invoice.id, "EC") + 1
+        invoice.filename, "EC", invoices.count_notifications(session, invoice.id, "EC") + 1
     )
-    notification = lifecycle.add_notification(
+    notification = invoices.add_notification(
         session,
         invoice,
         "EC",
@@ -122,11 +120,11 @@ def send_esito(session: Session, caller: Account, request: EsitoRequest, clock: 
     )
     session.add(row)
     session.flush()
-    jobs.enqueue(session, TRANSMIT_JOB, key=f"sdi.esito:{row.id}", clock=clock, esito_id=row.id)
+    jobs.enqueue(session, TRANSMIT, key=f"sdi.esito:{row.id}", clock=clock, esito_id=row.id)
     return row
 
 
-def _validate(session: Session, invoice: Invoice, request: EsitoRequest, clock: Clock) -> None:
+def _validate(session: UnitOfWork, invoice: Invoice, request: EsitoRequest, clock: Clock) -> None:
     if request.esito not in ESITI:
         raise EsitoInputError(f"esito must be EC01 (accepted) or EC02 (refused), not {request.esito!r}")
     if request.sdi_id != invoice.sdi_id:
@@ -177,7 +175,7 @@ def _ref(invoice: Invoice, request: EsitoRequest) -> messages.InvoiceRef | None:
     return messages.InvoiceRef(body.number or "", request.anno or year or 0, request.posizione)
 
 
-def get_esito(session: Session, caller: Account, filename: str) -> EsitoCommittente:
+def get_esito(session: UnitOfWork, caller: Account, filename: str) -> EsitoCommittente:
     """The outcome sent on a received invoice, by the invoice's or the outcome's file name."""
     query = select(EsitoCommittente).where(
         or_(EsitoCommittente.filename == filename, EsitoCommittente.esito_filename == filename)
@@ -185,27 +183,26 @@ def get_esito(session: Session, caller: Account, filename: str) -> EsitoCommitte
     row = session.scalar(query.limit(1))
     if row is None:
         raise EsitoNotFound(f"no outcome sent for {filename!r}")
-    invoice = lifecycle.find_invoice(session, filename=row.filename, direction="in")
+    invoice = invoices.find_invoice(session, filename=row.filename, direction="in")
     if invoice is None or not may_access(session, caller, invoice.account_id):
         raise EsitoNotFound(f"no outcome sent for {filename!r}")
     return row
 
 
-@jobs.job(TRANSMIT_JOB)
-def _transmit(session: Session, args: dict[str, Any], clock: Clock) -> None:
+def transmit(session: UnitOfWork, esito_id: int, clock: Clock) -> None:
     """Hand a recorded outcome to the channel and record its answer."""
-    row = session.get(EsitoCommittente, int(args["esito_id"]), with_for_update=True, populate_existing=True)
+    row = session.get(EsitoCommittente, esito_id, with_for_update=True, populate_existing=True)
     if row is None or row.status != "SENT":
         return  # answered already: a duplicate wake-up
     blob = session.get(blobs.Blob, row.blob_id)
     assert blob is not None
-    receipt = get_channel().send_outcome(session, row, blob.content, clock)
+    receipt = channels.get_channel().send_outcome(session, row, blob.content, clock)
     row.updated_at = clock.now()
     if receipt.accepted:
         row.status = "ACCEPTED"
         return
     row.status, row.scarto_filename = "REJECTED", receipt.scarto_filename
-    invoice = lifecycle.find_invoice(session, filename=row.filename, direction="in")
+    invoice = invoices.find_invoice(session, filename=row.filename, direction="in")
     if invoice is not None and receipt.scarto_filename and receipt.scarto_xml:
-        lifecycle.add_notification(session, invoice, "SE", receipt.scarto_filename, receipt.scarto_xml, clock)
+        invoices.add_notification(session, invoice, "SE", receipt.scarto_filename, receipt.scarto_xml, clock)
     log.info("outcome %s refused by the SDI (%s)", row.esito_filename, receipt.scarto_filename)

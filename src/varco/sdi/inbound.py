@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest
-from varco.invoices import lifecycle
+from varco.core.uow import UnitOfWork
+from varco.invoices import service as invoices
 from varco.invoices.models import Invoice, Notification
 from varco.invoices.states import InvoiceEvent, InvoiceState
 from varco.sdi import messages, received
@@ -38,7 +38,7 @@ class NotificationRefused(BadRequest):
     """The SDI message cannot be accepted (NOTRSM201: formal error in the notification)."""
 
 
-def receive_notification(session: Session, filename: str, xml: bytes, clock: Clock) -> Notification | None:
+def receive_notification(session: UnitOfWork, filename: str, xml: bytes, clock: Clock) -> Notification | None:
     """Store an SDI message about an invoice and apply its state change; None for a duplicate."""
     try:
         message = messages.parse(xml)
@@ -48,9 +48,9 @@ def receive_notification(session: Session, filename: str, xml: bytes, clock: Clo
         raise NotificationRefused(f"notification {filename}: {message.type} is not sent to a transmitter")
     direction = "in" if message.type == "SE" else "out"
     # Locked now: the transition below would lock it anyway, and then needs no second read.
-    invoice = lifecycle.find_invoice(session, sdi_id=message.sdi_id, direction=direction, lock=True)
+    invoice = invoices.find_invoice(session, sdi_id=message.sdi_id, direction=direction, lock=True)
     if invoice is None and message.type == "DT":  # a DT also goes to the recipient
-        invoice = lifecycle.find_invoice(session, sdi_id=message.sdi_id, direction="in", lock=True)
+        invoice = invoices.find_invoice(session, sdi_id=message.sdi_id, direction="in", lock=True)
     if invoice is None:
         raise NotificationRefused(
             f"notification {filename}: no invoice with IdentificativoSdI {message.sdi_id}"
@@ -61,7 +61,7 @@ def receive_notification(session: Session, filename: str, xml: bytes, clock: Clo
             f"(IdentificativoSdI {message.sdi_id})"
         )
     batch = message.ref is not None and len(invoice.bodies) > 1
-    notification = lifecycle.add_notification(
+    notification = invoices.add_notification(
         session,
         invoice,
         message.type,
@@ -84,7 +84,7 @@ def receive_notification(session: Session, filename: str, xml: bytes, clock: Clo
 
 
 def _apply(
-    session: Session,
+    session: UnitOfWork,
     invoice: Invoice,
     message: messages.Message,
     notification: Notification,
@@ -97,7 +97,7 @@ def _apply(
         # stored with their `number` (the per-invoice outcome) without a second transition.
         if invoice.state in (InvoiceState.ACCETTATA, InvoiceState.RIFIUTATA):
             return
-    moved = lifecycle.safe_apply(
+    moved = invoices.safe_apply(
         session,
         invoice.id,
         _EVENTS[kind],
@@ -112,7 +112,7 @@ def _apply(
             moved.outcome_deadline_at = message.delivered_at + received.OUTCOME_WINDOW
 
 
-def _esito_rejected(session: Session, invoice: Invoice, filename: str, clock: Clock) -> None:
+def _esito_rejected(session: UnitOfWork, invoice: Invoice, filename: str, clock: Clock) -> None:
     esito = session.scalar(select(EsitoCommittente).where(EsitoCommittente.invoice_id == invoice.id))
     if esito is not None and esito.status != "REJECTED":
         esito.status, esito.scarto_filename, esito.updated_at = "REJECTED", filename, clock.now()
@@ -122,7 +122,7 @@ def _esito_rejected(session: Session, invoice: Invoice, filename: str, clock: Cl
 
 
 def receive_invoice(
-    session: Session, filename: str, content: bytes, metadata_xml: bytes, clock: Clock
+    session: UnitOfWork, filename: str, content: bytes, metadata_xml: bytes, clock: Clock
 ) -> received.Delivery:
     """An invoice addressed to varco: deliver it to the client's account, or keep it aside."""
     try:
@@ -131,7 +131,7 @@ def receive_invoice(
         raise NotificationRefused(f"metadata of {filename}: {exc}") from None
     if metadata.type != "MT":
         raise NotificationRefused(f"metadata of {filename}: expected MetadatiInvioFile, got {metadata.type}")
-    existing = lifecycle.find_invoice(session, sdi_id=metadata.sdi_id, direction="in")
+    existing = invoices.find_invoice(session, sdi_id=metadata.sdi_id, direction="in")
     if existing is not None:  # delivered before (a retry of the same transmission)
         return received.Delivery(invoice=existing)
     shelved = session.scalar(select(UnroutableInvoice).where(UnroutableInvoice.sdi_id == metadata.sdi_id))

@@ -6,7 +6,6 @@ every message to a transmitter (MT and EC have none / an optional one).
 
 from __future__ import annotations
 
-import re
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,6 +15,7 @@ from zoneinfo import ZoneInfo
 from lxml import etree
 
 from varco.fatturapa.schema import compile_schema
+from varco.invoices.filenames import stem
 
 NS = "http://www.fatturapa.gov.it/sdi/messaggi/v1.0"
 NS_DS = "http://www.w3.org/2000/09/xmldsig#"
@@ -34,7 +34,6 @@ ROOTS: dict[str, str] = {
 }
 TYPES: dict[str, str] = {root: type_ for type_, root in ROOTS.items()}
 SIGNED = frozenset({"RC", "NS", "MC", "NE", "DT", "AT", "SE"})  # ds:Signature mandatory
-_INVOICE_EXTENSION = re.compile(r"(\.xml)?(\.p7m)?$", re.IGNORECASE)
 _DATA = resources.files("varco.sdi") / "data"
 _local = threading.local()
 
@@ -69,11 +68,6 @@ class Message:
 
 
 # -- names and times -------------------------------------------------------------------------
-
-
-def stem(invoice_filename: str) -> str:
-    """The invoice file name without `.xml` / `.xml.p7m`."""
-    return _INVOICE_EXTENSION.sub("", invoice_filename)
 
 
 def message_name(invoice_filename: str, type_: str, progressive: int) -> str:

@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import bindparam, case, func, or_, select
-from sqlalchemy.orm import Session
 
 from varco import fatturapa
 from varco.accounts.models import Account
-from varco.core import blobs, jobs
+from varco.core import blobs
 from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
 from varco.core.errors import BadRequest
+from varco.core.uow import UnitOfWork
 from varco.events import service as events
-from varco.invoices import lifecycle
+from varco.invoices import filenames
+from varco.invoices import service as invoices
 from varco.invoices.models import Invoice, InvoiceBody
+from varco.invoices.repository import body_values, party_columns, signature_column
 from varco.invoices.states import InvoiceState
 from varco.mail import receipts
 from varco.sdi import messages
@@ -56,7 +57,7 @@ class Delivery:
     unroutable: UnroutableInvoice | None = None
 
 
-def recipient_for(session: Session, client: fatturapa.Party) -> Account | None:
+def recipient_for(session: UnitOfWork, client: fatturapa.Party) -> Account | None:
     """The account of the client (1.4): by VAT number (1.4.1.1), else by tax code (1.4.1.2).
 
     A company's tax code is usually its VAT number, so a tax code also matches an account's VAT.
@@ -77,7 +78,7 @@ def read(content: bytes) -> fatturapa.Report:
 
 
 def deliver(
-    session: Session,
+    session: UnitOfWork,
     account: Account,
     filename: str,
     metadata: messages.Message,
@@ -101,9 +102,7 @@ def deliver(
         blob_id=blob.id,
         content_sha256=hashlib.sha256(content).hexdigest(),
         is_signed=report.signature is not None,
-        signature=json.loads(json.dumps(report.signature.as_dict(), default=str))
-        if report.signature
-        else None,
+        signature=signature_column(report),
         skip_extra_schema=False,
         codice_destinatario=summary.codice_destinatario,
         pec_destinatario=summary.pec_destinatario,
@@ -113,27 +112,14 @@ def deliver(
         sdi_received_at=now,
         delivered_at=now,
         outcome_deadline_at=now + OUTCOME_WINDOW,  # the client's 15 days for an esito
-        **_party("sender", summary.supplier),
-        **_party("receiver", summary.customer),
-        bodies=[
-            InvoiceBody(
-                position=i,
-                document_type=b.document_type,
-                number=b.number,
-                invoice_date=b.date,
-                currency=b.currency,
-                total_document=b.total_document,
-                total_vat=b.total_vat,
-                net_payable=b.net_payable,
-            )
-            for i, b in enumerate(summary.bodies, start=1)
-        ],
+        **party_columns(summary),
+        bodies=[InvoiceBody(**values) for values in body_values(summary)],
     )
-    lifecycle.add_invoice(session, invoice, now)
+    invoices.add_invoice(session, invoice, now)
     mt_name = messages.message_name(filename, "MT", 1)
-    metadata_file = lifecycle.add_notification(session, invoice, "MT", mt_name, metadata_xml, clock)
+    metadata_file = invoices.add_notification(session, invoice, "MT", mt_name, metadata_xml, clock)
     payload = {
-        **lifecycle.status_payload(invoice, notification=metadata_file),  # the MT came with it
+        **invoices.status_payload(invoice, notification=metadata_file),  # the MT came with it
         "docType": "in",
         "sender": _party_payload(invoice),
     }
@@ -145,31 +131,23 @@ def deliver(
     return invoice
 
 
-def _received_name(session: Session, filename: str) -> str:
+def _received_name(session: UnitOfWork, filename: str) -> str:
     """The SDI file name, unless varco already holds a received file of that name.
 
     File names are unique per direction, so a file one varco client sends to another keeps its
     name on both sides. Two different transmissions with one name cannot come from the SDI
     (00002 "Nome file duplicato"); should a channel deliver one anyway, it gets a suffix.
     """
-    if lifecycle.find_invoice(session, filename=filename, direction="in") is None:
+    if invoices.find_invoice(session, filename=filename, direction="in") is None:
         return filename
-    base, extension = messages.stem(filename), filename[len(messages.stem(filename)) :]
+    base = filenames.stem(filename)
+    extension = filename[len(base) :]
     for n in range(1, 100):
         candidate = f"{base}_IN{n if n > 1 else ''}{extension}"
-        if lifecycle.find_invoice(session, filename=candidate, direction="in") is None:
+        if invoices.find_invoice(session, filename=candidate, direction="in") is None:
             log.warning("received %s stored as %s: a file of that name exists", filename, candidate)
             return candidate
     raise NoFreeName(f"no free name for received file {filename}")
-
-
-def _party(prefix: str, party: fatturapa.Party | None) -> dict[str, str | None]:
-    return {
-        f"{prefix}_description": party.description if party else None,
-        f"{prefix}_country": party.country if party else None,
-        f"{prefix}_vat": party.vat_code if party else None,
-        f"{prefix}_fiscal_code": party.fiscal_code if party else None,
-    }
 
 
 def _party_payload(invoice: Invoice) -> dict[str, Any]:
@@ -182,7 +160,7 @@ def _party_payload(invoice: Invoice) -> dict[str, Any]:
 
 
 def shelve(
-    session: Session,
+    session: UnitOfWork,
     filename: str,
     content: bytes,
     metadata_xml: bytes,
@@ -217,7 +195,7 @@ def shelve(
 
 
 def list_unroutable(
-    session: Session, *, pending_only: bool = True, limit: int | None = None
+    session: UnitOfWork, *, pending_only: bool = True, limit: int | None = None
 ) -> list[UnroutableInvoice]:
     query = select(UnroutableInvoice).order_by(UnroutableInvoice.id)
     if pending_only:
@@ -225,7 +203,9 @@ def list_unroutable(
     return list(session.scalars(query.limit(limit)))
 
 
-def redeliver(session: Session, clock: Clock, *, limit: int = 500) -> list[tuple[UnroutableInvoice, Invoice]]:
+def redeliver(
+    session: UnitOfWork, clock: Clock, *, limit: int = 500
+) -> list[tuple[UnroutableInvoice, Invoice]]:
     """Deliver kept-aside invoices whose client now has an account."""
     shelf = UnroutableInvoice
     code = func.upper(shelf.client_fiscal_code)
@@ -260,14 +240,13 @@ def redeliver(session: Session, clock: Clock, *, limit: int = 500) -> list[tuple
     return delivered
 
 
-@jobs.reconciler
 def redeliver_unroutable(clock: Clock | None = None) -> int:
     """Every minute: invoices kept aside reach their client once its account exists."""
     with unit_of_work() as session:
         return len(redeliver(session, clock or current_clock(), limit=100))
 
 
-def _blob(session: Session, blob_id: int) -> bytes:
+def _blob(session: UnitOfWork, blob_id: int) -> bytes:
     blob = session.get(blobs.Blob, blob_id)
     assert blob is not None
     return blob.content

@@ -48,10 +48,3 @@ def unsigned_xml(content: bytes) -> bytes:
 def unsigned_name(filename: str) -> str:
     """IT..._0000A.xml.p7m -> IT..._0000A.xml."""
     return filename[:-4] if filename.lower().endswith(".p7m") else filename
-
-
-def stem(filename: str) -> str:
-    for suffix in (".xml.p7m", ".p7m", ".xml"):
-        if filename.lower().endswith(suffix):
-            return filename[: -len(suffix)]
-    return filename

@@ -10,10 +10,8 @@ import io
 import logging
 import secrets
 import zipfile
-from typing import Any
 
 from sqlalchemy import delete, select
-from sqlalchemy.orm import Session
 
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
@@ -24,6 +22,7 @@ from varco.core.db import unit_of_work
 from varco.core.errors import NotFound
 from varco.core.models import JobRow
 from varco.core.numbers import whole_number
+from varco.core.uow import UnitOfWork
 from varco.rendering import service as rendering
 from varco.search import archives, report, service
 from varco.search.models import DownloadJob
@@ -72,7 +71,7 @@ def parse_ids(values: list[str | int] | None, limit: int) -> list[int]:
 
 
 def request_download(
-    session: Session,
+    session: UnitOfWork,
     caller: Account,
     direction: str,
     ids: list[str | int] | None,
@@ -113,7 +112,7 @@ def request_download(
     return job
 
 
-def status(session: Session, caller: Account, job_id: str) -> DownloadStatus:
+def status(session: UnitOfWork, caller: Account, job_id: str) -> DownloadStatus:
     """Where a download stands; the ZIP in base64 once COMPLETED. Only its requester sees it."""
     job = session.get(DownloadJob, job_id)
     if job is None or job.account_id != caller.id:
@@ -131,11 +130,13 @@ def status(session: Session, caller: Account, job_id: str) -> DownloadStatus:
     return DownloadStatus(jobId=job.id, status=state, progress=progress, file=b64(file), error=error)
 
 
-@jobs.job("search.download")
-def build_step(session: Session, args: dict[str, Any], clock: Clock) -> None:
+STEP = jobs.Task("search.download", ("job_id", "step"))  # run by search.tasks.build_step
+
+
+def build_step(session: UnitOfWork, job_id: str, step: int, clock: Clock) -> None:
     """One step of a download: pack the next chunk, or merge the parts when all are packed."""
-    job = session.get(DownloadJob, str(args["job_id"]), with_for_update=True)
-    if job is None or job.status in ("COMPLETED", "FAILED") or int(args["step"]) != len(job.part_blob_ids):
+    job = session.get(DownloadJob, job_id, with_for_update=True)
+    if job is None or job.status in ("COMPLETED", "FAILED") or step != len(job.part_blob_ids):
         return  # finished, expired, or a stale wake-up
     settings = get_settings()
     chunk = job.invoice_ids[job.done : job.done + settings.download_chunk_size]
@@ -150,7 +151,7 @@ def build_step(session: Session, args: dict[str, Any], clock: Clock) -> None:
         job.status, job.error, job.updated_at = "FAILED", str(exc), clock.now()
 
 
-def _pack(session: Session, job: DownloadJob, chunk: list[int], settings: Settings, clock: Clock) -> None:
+def _pack(session: UnitOfWork, job: DownloadJob, chunk: list[int], settings: Settings, clock: Clock) -> None:
     repo = SearchRepository(session)
     invoices = repo.by_ids(chunk)
     if len(invoices) != len(chunk):
@@ -180,7 +181,7 @@ def _pack(session: Session, job: DownloadJob, chunk: list[int], settings: Settin
     _enqueue_step(session, job, clock)
 
 
-def _finish(session: Session, job: DownloadJob, settings: Settings, clock: Clock) -> None:
+def _finish(session: UnitOfWork, job: DownloadJob, settings: Settings, clock: Clock) -> None:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for part in _blobs(session, job.part_blob_ids):
@@ -196,14 +197,14 @@ def _finish(session: Session, job: DownloadJob, settings: Settings, clock: Clock
     job.blob_id, job.status, job.updated_at = blob.id, "COMPLETED", clock.now()
 
 
-def _blobs(session: Session, ids: list[int]) -> list[Blob]:
+def _blobs(session: UnitOfWork, ids: list[int]) -> list[Blob]:
     if not ids:
         return []
     found = {b.id: b for b in session.scalars(select(Blob).where(Blob.id.in_(ids)))}
     return [found[i] for i in ids if i in found]
 
 
-def _drop_parts(session: Session, job: DownloadJob) -> None:
+def _drop_parts(session: UnitOfWork, job: DownloadJob) -> None:
     ids = job.part_blob_ids
     job.part_blob_ids = []
     if ids:
@@ -215,10 +216,10 @@ def _step_key(job: DownloadJob) -> str:
     return f"download:{job.id}:{len(job.part_blob_ids)}"
 
 
-def _enqueue_step(session: Session, job: DownloadJob, clock: Clock) -> None:
+def _enqueue_step(session: UnitOfWork, job: DownloadJob, clock: Clock) -> None:
     jobs.enqueue(
         session,
-        "search.download",
+        STEP,
         key=_step_key(job),
         clock=clock,
         job_id=job.id,
@@ -226,7 +227,6 @@ def _enqueue_step(session: Session, job: DownloadJob, clock: Clock) -> None:
     )
 
 
-@jobs.reconciler
 def delete_expired_downloads(clock: Clock | None = None) -> int:
     """Downloads are kept `download_retention` (24 h by default), then deleted with their files."""
     now = (clock or current_clock()).now()

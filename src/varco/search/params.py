@@ -93,6 +93,35 @@ class Filters:
     document_type: str | None = None
 
 
+Party = tuple[str | None, str | None, str | None]  # country, VAT number, tax code as sent
+
+
+def filters(
+    *,
+    created: tuple[datetime | None, datetime | None],
+    sender: Party,
+    receiver: Party,
+    modified: tuple[datetime | None, datetime | None] = (None, None),
+    status: str | None = None,
+    doc_type: str | None = None,
+) -> Filters:
+    """A search's filters from its query values (v1 and v2 name them differently, mean the same)."""
+    return Filters(
+        created_from=created[0],
+        created_to=created[1],
+        modified_from=modified[0],
+        modified_to=modified[1],
+        sender_country=upper(sender[0]),
+        sender_vat=upper(sender[1]),
+        sender_fiscal_code=upper(sender[2]),
+        receiver_country=upper(receiver[0]),
+        receiver_vat=upper(receiver[1]),
+        receiver_fiscal_code=upper(receiver[2]),
+        state=state(status),
+        document_type=document_type(doc_type),
+    )
+
+
 def check_range(start: datetime | None, end: datetime | None, start_name: str, end_name: str) -> None:
     if start is not None and end is not None and start > end:
         raise SearchInputError(f"{start_name} is after {end_name}; swap them")

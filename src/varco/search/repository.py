@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ARRAY, ColumnElement, Integer, Row, any_, func, literal, select, true
-from sqlalchemy.orm import Session
+from sqlalchemy import ARRAY, ColumnElement, Integer, Row, func, literal, select, true
 
 from varco.accounts.models import Account
 from varco.core.blobs import Blob
+from varco.core.dialects import SQLITE, Dialect, dialect_of
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice, InvoiceBody, Notification
 from varco.search.dates import EARLIEST, LATEST
 from varco.search.models import InvoiceMonthCount
@@ -58,18 +59,6 @@ class PageRow:
     bodies: list[Row[Any]] = field(default_factory=list)
 
 
-def _ids(values: Sequence[int], pg: bool) -> Callable[[ColumnElement[int]], ColumnElement[bool]]:
-    """`column IN (...)`; on PostgreSQL `column = ANY(:array)`, one parameter however many ids; one
-    id is an equality (the planner then reads the search index in its order, without a sort)."""
-    if len(values) == 1:
-        only = values[0]
-        return lambda column: column == only
-    if pg:
-        array = literal(list(values), ARRAY(Integer))
-        return lambda column: column == any_(array)
-    return lambda column: column.in_(values)
-
-
 def _filters(direction: str, f: Filters) -> list[ColumnElement[bool]]:
     """Everything a list narrows on but the tenancy."""
     where: list[ColumnElement[bool]] = [Invoice.direction == direction]
@@ -100,9 +89,9 @@ def _filters(direction: str, f: Filters) -> list[ColumnElement[bool]]:
 
 
 def _conditions(
-    account_ids: Sequence[int], direction: str, f: Filters, pg: bool = False
+    account_ids: Sequence[int], direction: str, f: Filters, dialect: Dialect = SQLITE
 ) -> list[ColumnElement[bool]]:
-    return [_ids(account_ids, pg)(Invoice.account_id), *_filters(direction, f)]
+    return [dialect.in_ids(account_ids)(Invoice.account_id), *_filters(direction, f)]
 
 
 def _month(value: datetime) -> datetime:
@@ -139,12 +128,14 @@ def _yyyymm(value: datetime) -> int:
 
 
 class SearchRepository:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: UnitOfWork) -> None:
         self.session = session
-        self.pg = session.get_bind().dialect.name == "postgresql"
+        self.dialect = dialect_of(session)
 
     def count(self, account_ids: Sequence[int], direction: str, filters: Filters) -> int:
-        query = select(func.count(Invoice.id)).where(*_conditions(account_ids, direction, filters, self.pg))
+        query = select(func.count(Invoice.id)).where(
+            *_conditions(account_ids, direction, filters, self.dialect)
+        )
         return self.session.scalar(query) or 0
 
     def month_total(
@@ -156,7 +147,7 @@ class SearchRepository:
     ) -> int:
         """Exact total in one statement: the whole months from the counts table, the partial months
         at either end counted in the search index."""
-        tenancy = _ids(account_ids, self.pg)
+        tenancy = self.dialect.in_ids(account_ids)
         start, end = months
         counted = [tenancy(InvoiceMonthCount.account_id), InvoiceMonthCount.direction == direction]
         if start is not None:
@@ -200,7 +191,7 @@ class SearchRepository:
         if months is None:
             found = self.session.execute(
                 select(Invoice.id, func.count().over())
-                .where(*_conditions(account_ids, direction, filters, self.pg))
+                .where(*_conditions(account_ids, direction, filters, self.dialect))
                 .order_by(*NEWEST_FIRST)
                 .offset(offset)
                 .limit(limit)
@@ -218,9 +209,9 @@ class SearchRepository:
     def _newest_ids(
         self, account_ids: Sequence[int], direction: str, filters: Filters, offset: int, limit: int
     ) -> list[int]:
-        if not self.pg or len(account_ids) == 1:
+        if self.dialect.one_writer or len(account_ids) == 1:
             # One taxpayer: the index order is the answer order (a backward scan, no sort).
-            query = select(Invoice.id).where(*_conditions(account_ids, direction, filters, self.pg))
+            query = select(Invoice.id).where(*_conditions(account_ids, direction, filters, self.dialect))
             return list(self.session.scalars(query.order_by(*NEWEST_FIRST).offset(offset).limit(limit)))
         # PostgreSQL cannot merge the per-taxpayer ranges of an IN list in index order; a LATERAL
         # top-(offset+limit) per taxpayer is read backwards from the index, then merged.
@@ -252,7 +243,7 @@ class SearchRepository:
             select(*ROW_COLUMNS, *BODY_COLUMNS)
             .join(Account, Account.id == Invoice.account_id)
             .outerjoin(InvoiceBody, InvoiceBody.invoice_id == Invoice.id)
-            .where(_ids(ids, self.pg)(Invoice.id))
+            .where(self.dialect.in_ids(ids)(Invoice.id))
             .order_by(Invoice.id, InvoiceBody.position)
         )
         by_id: dict[int, PageRow] = {}

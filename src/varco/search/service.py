@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy.orm import Session
-
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
 from varco.core.errors import Forbidden, NotFound
+from varco.core.uow import UnitOfWork
+from varco.invoices import filenames
 from varco.invoices.models import Invoice
 from varco.preservation import service as preservation
 from varco.rendering import service as rendering
@@ -58,7 +58,7 @@ def exactly_one(invoice_id: int | None, filename: str | None, sdi_id: str | None
     return Ref(invoice_id, filename, sdi_id)
 
 
-def scope(session: Session, caller: Account, username: str | None) -> list[int]:
+def scope(session: UnitOfWork, caller: Account, username: str | None) -> list[int]:
     """Tenancy: own taxpayer and ACTIVE delegators; `username` narrows to one of them (Premium only)."""
     visible = accounts.visible_account_ids(session, caller)
     if username is None:
@@ -76,7 +76,12 @@ def scope(session: Session, caller: Account, username: str | None) -> list[int]:
 
 
 def search(
-    session: Session, caller: Account, direction: str, filters: Filters, paging: Paging, username: str | None
+    session: UnitOfWork,
+    caller: Account,
+    direction: str,
+    filters: Filters,
+    paging: Paging,
+    username: str | None,
 ) -> InvoicePage:
     """One page of files, newest first; `totalElements` counts files (a batch is one)."""
     account_ids = scope(session, caller, username)
@@ -102,7 +107,7 @@ def search(
     )
 
 
-def find(session: Session, caller: Account, direction: str, ref: Ref) -> Invoice:
+def find(session: UnitOfWork, caller: Account, direction: str, ref: Ref) -> Invoice:
     """The invoice the reference names, if the caller may see it; 404 otherwise (never another tenant's)."""
     invoice = SearchRepository(session).one(
         accounts.visible_account_ids(session, caller),
@@ -117,7 +122,7 @@ def find(session: Session, caller: Account, direction: str, ref: Ref) -> Invoice
 
 
 def detail(
-    session: Session, invoice: Invoice, include_file: bool, include_pdf: bool = False
+    session: UnitOfWork, invoice: Invoice, include_file: bool, include_pdf: bool = False
 ) -> InvoiceRecord:
     """One record; the stored file and its PDF rendering in base64 only when asked."""
     content = _content(session, invoice) if include_file or include_pdf else None
@@ -130,7 +135,7 @@ def detail(
 
 
 def unsigned_detail(
-    session: Session,
+    session: UnitOfWork,
     invoice: Invoice,
     include_file: bool,
     include_unsigned: bool = True,
@@ -151,17 +156,17 @@ def unsigned_detail(
     return record
 
 
-def invoice_zip(session: Session, invoice: Invoice) -> tuple[str, bytes]:
+def invoice_zip(session: UnitOfWork, invoice: Invoice) -> tuple[str, bytes]:
     """The invoice file and every notification file, names as stored."""
     repo = SearchRepository(session)
     notifications = repo.notifications([invoice.id])
     contents = repo.contents([invoice.blob_id, *(n.blob_id for n in notifications)])
     entries = [(invoice.filename, contents[invoice.blob_id])]
     entries += [(n.filename, contents[n.blob_id]) for n in notifications]
-    return f"{archives.stem(invoice.filename)}.zip", archives.zip_files(entries)
+    return f"{filenames.stem(invoice.filename)}.zip", archives.zip_files(entries)
 
 
-def package(session: Session, invoice: Invoice) -> tuple[str, bytes]:
+def package(session: UnitOfWork, invoice: Invoice) -> tuple[str, bytes]:
     """The newest preservation package; 404 while `pddAvailable` is false."""
     found = preservation.latest_package(session, invoice) if invoice.pdd_available else None
     if found is None:
@@ -172,7 +177,7 @@ def package(session: Session, invoice: Invoice) -> tuple[str, bytes]:
     return found
 
 
-def notifications(session: Session, invoice: Invoice) -> list[NotificationRecord]:
+def notifications(session: UnitOfWork, invoice: Invoice) -> list[NotificationRecord]:
     """Every SDI message about the file, oldest first."""
     repo = SearchRepository(session)
     found = repo.notifications([invoice.id])
@@ -180,7 +185,7 @@ def notifications(session: Session, invoice: Invoice) -> list[NotificationRecord
     return [records.notification_record(n, contents[n.blob_id]) for n in found]
 
 
-def notification(session: Session, caller: Account, direction: str, filename: str) -> NotificationRecord:
+def notification(session: UnitOfWork, caller: Account, direction: str, filename: str) -> NotificationRecord:
     """One notification by its file name, if it concerns an invoice the caller may see."""
     repo = SearchRepository(session)
     found = repo.notification(accounts.visible_account_ids(session, caller), direction, filename)
@@ -190,10 +195,10 @@ def notification(session: Session, caller: Account, direction: str, filename: st
     return records.notification_record(note, repo.contents([note.blob_id])[note.blob_id])
 
 
-def usernames(session: Session, invoices: Sequence[Invoice]) -> dict[int, str]:
+def usernames(session: UnitOfWork, invoices: Sequence[Invoice]) -> dict[int, str]:
     """Owner usernames of the invoices on a page, in one query."""
     return SearchRepository(session).usernames(sorted({i.account_id for i in invoices}))
 
 
-def _content(session: Session, invoice: Invoice) -> bytes:
+def _content(session: UnitOfWork, invoice: Invoice) -> bytes:
     return SearchRepository(session).contents([invoice.blob_id])[invoice.blob_id]

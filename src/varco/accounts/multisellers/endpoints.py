@@ -8,7 +8,6 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from varco.accounts.multisellers import paging, service
-from varco.accounts.multisellers import report as _report_job  # noqa: F401 - registers the job
 from varco.accounts.multisellers.schemas import Multiseller, MultisellerPage, MultisellerReportBody
 from varco.auth.dependencies import Caller
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
@@ -30,8 +29,8 @@ def list_multisellers(
     caller: Caller,
     session: SessionDep,
     settings: SettingsDep,
-    countryCode: Text = None,  # noqa: N803 - contract names
-    vatCode: Text = None,  # noqa: N803
+    countryCode: Text = None,  # contract names
+    vatCode: Text = None,
     status: Text = None,
     size: Text = None,
     page: Text = None,
@@ -47,7 +46,7 @@ def list_multisellers(
     responses={404: {"description": "Not one of the caller's assignors"}, **_FORBIDDEN},
     summary="One assignor (id: the delegation's id)",
 )
-def get_multiseller(id: str, caller: Caller, session: SessionDep) -> Multiseller:  # noqa: A002
+def get_multiseller(id: str, caller: Caller, session: SessionDep) -> Multiseller:
     return service.detail(session, caller, id)
 
 
@@ -61,7 +60,7 @@ _REPORT_RESPONSES: dict[int | str, dict] = {
 }
 
 
-def _report(caller, session, settings, clock) -> Response:  # noqa: ANN001
+def _report(caller, session, settings, clock) -> Response:
     answer = service.request_report(session, caller, settings, clock)
     if answer.content is None:
         wait = settings.report_retry_seconds

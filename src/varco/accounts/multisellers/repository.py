@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Select, case, func, select
-from sqlalchemy.orm import Session
 
 from varco.accounts.models import Account, Delegation
 from varco.accounts.multisellers.models import MultisellerReport
 from varco.core.blobs import StorageUsage
 from varco.core.models import JobRow
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice, Notification
 
 
@@ -35,7 +35,7 @@ class InvoiceCounts:
 
 
 class MultisellerRepository:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: UnitOfWork) -> None:
         self.session = session
 
     # Assignors ------------------------------------------------------------------------------------
@@ -76,7 +76,7 @@ class MultisellerRepository:
 
     # Figures, grouped by assignor (one query each, whatever the number of assignors) -----------------
 
-    def _assignor_ids(self, premium_id: int):  # noqa: ANN202 - a scalar subquery
+    def _assignor_ids(self, premium_id: int):  # a scalar subquery
         return select(Delegation.delegator_id).where(Delegation.delegate_id == premium_id).scalar_subquery()
 
     def used_bytes(

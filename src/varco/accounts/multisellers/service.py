@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from varco.accounts.models import Account, Delegation, DelegationStatus
 from varco.accounts.multisellers import paging
 from varco.accounts.multisellers.models import MultisellerReport, ReportStatus
@@ -30,9 +28,10 @@ from varco.core.blobs import used_bytes
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest, Forbidden, NotFound
 from varco.core.numbers import whole_number
+from varco.core.uow import UnitOfWork
 from varco.settings import Settings
 
-REPORT_JOB = "multiseller_report"
+REPORT = jobs.Task("multiseller_report", ("report_id",))  # run by accounts.multisellers.tasks
 
 
 class PremiumOnly(Forbidden):
@@ -82,7 +81,7 @@ def _multiseller(delegation: Delegation, assignor: Account, used: int) -> Multis
 
 
 def list_page(
-    session: Session, caller: Account, wanted: Filters, request: paging.PageRequest
+    session: UnitOfWork, caller: Account, wanted: Filters, request: paging.PageRequest
 ) -> MultisellerPage:
     """One page of the caller's assignors, oldest delegation first."""
     require_premium(caller)
@@ -103,7 +102,7 @@ def list_page(
     )
 
 
-def detail(session: Session, caller: Account, multiseller_id: str) -> Multiseller:
+def detail(session: UnitOfWork, caller: Account, multiseller_id: str) -> Multiseller:
     """One assignor of the caller by the delegation's id; anyone else's is not found."""
     require_premium(caller)
     found = MultisellerRepository(session).one(caller.id, whole_number(multiseller_id, "multiseller id"))
@@ -118,7 +117,7 @@ class ReportAnswer:
     content: dict[str, Any] | None  # None: being prepared (202)
 
 
-def request_report(session: Session, caller: Account, settings: Settings, clock: Clock) -> ReportAnswer:
+def request_report(session: UnitOfWork, caller: Account, settings: Settings, clock: Clock) -> ReportAnswer:
     """Serve the caller's finished report while it is fresh; otherwise start (or wait for) one."""
     require_premium(caller)
     repo = MultisellerRepository(session)
@@ -137,7 +136,7 @@ def request_report(session: Session, caller: Account, settings: Settings, clock:
         MultisellerReport(account_id=caller.id, status=ReportStatus.PREPARING, requested_at=now)
     )
     job = jobs.enqueue(
-        session, REPORT_JOB, key=f"multiseller-report:{report.id}", clock=clock, report_id=report.id
+        session, REPORT, key=f"multiseller-report:{report.id}", clock=clock, report_id=report.id
     )
     report.job_id = job.id
     return ReportAnswer(None)
@@ -168,7 +167,7 @@ def _entry(
     )
 
 
-def build_report(session: Session, report_id: int, clock: Clock) -> None:
+def build_report(session: UnitOfWork, report_id: int, clock: Clock) -> None:
     """Compute a PREPARING report's §2.6 body and mark it READY (no-op if already done)."""
     repo = MultisellerRepository(session)
     report = repo.report(report_id, for_update=True)

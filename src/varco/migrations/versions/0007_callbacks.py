@@ -13,7 +13,7 @@ from alembic import op
 import varco.core.db
 
 revision: str = "0007"
-down_revision: str | None = "0002"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

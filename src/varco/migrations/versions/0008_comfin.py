@@ -13,9 +13,9 @@ from alembic import op
 import varco.core.db
 
 revision: str = "0008"
-down_revision: str | None = "0002"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = ("0004",)  # alters preservation_packages
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

@@ -13,9 +13,9 @@ from alembic import op
 import varco.core.db
 
 revision: str = "0009"
-down_revision: str | None = "0002"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = ("0006",)  # mail_outbox
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

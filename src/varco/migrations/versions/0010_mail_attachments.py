@@ -11,9 +11,9 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010"
-down_revision: str | None = "0002"
+down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = ("0006",)  # mail_outbox
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

@@ -22,9 +22,9 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0013"
-down_revision: str | None = "0002"
+down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = ("0004", "0011")  # search index; 0011 rebuilds invoices
+depends_on: str | Sequence[str] | None = None
 
 SEARCH_COLUMNS = ["account_id", "direction", "created_at", "id", "state"]
 

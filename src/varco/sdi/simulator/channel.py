@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice
 from varco.sdi.channel import CommunicationReceipt, OutcomeReceipt
 from varco.sdi.models import EsitoCommittente, SimFile
-from varco.sdi.simulator import engine, files, outcomes
+from varco.sdi.simulator import comfin, engine, files, outcomes
 
 _FILE_OF_INVOICE = select(SimFile).where(SimFile.invoice_id == bindparam("invoice_id"))  # built once
 
 
 class SimulatorChannel:
-    def send_invoice(self, session: Session, invoice: Invoice, content: bytes, clock: Clock) -> str:
+    def send_invoice(self, session: UnitOfWork, invoice: Invoice, content: bytes, clock: Clock) -> str:
         """SdIRiceviFile: the IdentificativoSdI at once; checks and outcomes follow from a job."""
         if invoice.sdi_id:
             return invoice.sdi_id
@@ -27,15 +27,13 @@ class SimulatorChannel:
         return invoice.sdi_id
 
     def send_outcome(
-        self, session: Session, esito: EsitoCommittente, content: bytes, clock: Clock
+        self, session: UnitOfWork, esito: EsitoCommittente, content: bytes, clock: Clock
     ) -> OutcomeReceipt:
         """SdIRiceviNotifica.NotificaEsito: accepted, or refused with a ScartoEsitoCommittente."""
         return outcomes.receive_outcome(session, esito.esito_filename, content, clock)
 
     def send_communication(
-        self, session: Session, filename: str, kind: str, content: bytes, clock: Clock
+        self, session: UnitOfWork, filename: str, kind: str, content: bytes, clock: Clock
     ) -> CommunicationReceipt:
         """SdITrasmissioneFile: an IDFile at once; the esito follows from a job (sdi/simulator/comfin.py)."""
-        from varco.sdi.simulator import comfin
-
         return comfin.submit(session, filename, kind, content, clock)

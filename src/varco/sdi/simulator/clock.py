@@ -10,17 +10,17 @@ import re
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock
-from varco.core.db import conflict_insert, transaction_info
+from varco.core.dialects import dialect_of
 from varco.core.errors import BadRequest
+from varco.core.uow import Fact, UnitOfWork
 from varco.sdi.models import SimClock
 
 _PART = re.compile(r"([0-9]{1,9})([dhms])")  # ASCII digits; a bound no timedelta overflows
 _SECONDS = re.compile(r"[0-9]{1,9}")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
-_OFFSET = "sim_clock_offset"  # transaction_info: read once per transaction
+_OFFSET: Fact[timedelta | None] = Fact("simulated clock offset", lambda: None)  # read once
 _OFFSET_SECONDS = select(SimClock.__table__.c.offset_seconds).where(SimClock.__table__.c.id == 1)
 
 
@@ -54,36 +54,36 @@ def format_duration(delta: timedelta) -> str:
     return "".join(parts) or "0s"
 
 
-def offset(session: Session) -> timedelta:
-    cached = transaction_info(session)
-    if _OFFSET not in cached:
-        cached[_OFFSET] = timedelta(seconds=session.scalar(_OFFSET_SECONDS) or 0)
-    return cached[_OFFSET]
+def offset(session: UnitOfWork) -> timedelta:
+    known = session.fact(_OFFSET)
+    if known is None:
+        known = session.remember(_OFFSET, timedelta(seconds=session.scalar(_OFFSET_SECONDS) or 0))
+    return known
 
 
-def sim_now(session: Session, clock: Clock) -> datetime:
+def sim_now(session: UnitOfWork, clock: Clock) -> datetime:
     """The simulator's now."""
     return clock.now() + offset(session)
 
 
-def advance(session: Session, delta: timedelta, clock: Clock) -> datetime:
+def advance(session: UnitOfWork, delta: timedelta, clock: Clock) -> datetime:
     """Move simulated time forward; returns the new simulated now."""
     if delta < timedelta():
         raise InvalidDuration("the simulated clock only moves forward")
     # Create the single row without racing another `advance`, then lock it.
-    insert = conflict_insert(session)
+    insert = dialect_of(session).insert
     session.execute(insert(SimClock).values(id=1, offset_seconds=0).on_conflict_do_nothing())
     row = session.get(SimClock, 1, with_for_update=True, populate_existing=True)
     assert row is not None
     row.offset_seconds += int(delta.total_seconds())
     session.flush()
-    transaction_info(session)[_OFFSET] = timedelta(seconds=row.offset_seconds)
+    session.remember(_OFFSET, timedelta(seconds=row.offset_seconds))
     return clock.now() + timedelta(seconds=row.offset_seconds)
 
 
-def reset(session: Session) -> None:
+def reset(session: UnitOfWork) -> None:
     """Back to varco's clock (tests)."""
     row = session.get(SimClock, 1, with_for_update=True)
     if row is not None:
         row.offset_seconds = 0
-    transaction_info(session)[_OFFSET] = timedelta()
+    session.remember(_OFFSET, timedelta())

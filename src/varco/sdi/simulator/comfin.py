@@ -12,17 +12,18 @@ import io
 import logging
 import zipfile
 from datetime import datetime
-from typing import Any
 
 from lxml import etree
 from sqlalchemy import JSON, ForeignKey, Integer, String, or_, select
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column
 from stdnum.it import codicefiscale, iva
 
-from varco.comfin import schema
+from varco.comfin import inbound as comfin_inbound  # varco's side of the channel
+from varco.comfin import xsd
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
 from varco.core.db import Base, UTCDateTime
+from varco.core.uow import UnitOfWork
 from varco.fatturapa.envelope import open_envelope
 from varco.fatturapa.errors import FatturaPAError
 from varco.fatturapa.parsing import parse_xml
@@ -33,8 +34,8 @@ from varco.sdi.simulator import clock as sim_clock
 from varco.sdi.simulator import signing
 
 log = logging.getLogger("varco.sdi.simulator")
-PROCESS_JOB = "sdi.sim.comfin"
-NS = schema.NS_ESITO
+PROCESS = jobs.Task("sdi.sim.comfin", ("file_id",))  # run by sdi.simulator.tasks
+NS = xsd.NS_ESITO
 
 
 class SimCommunication(Base):
@@ -54,7 +55,9 @@ class SimCommunication(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
 
 
-def submit(session: Session, filename: str, kind: str, content: bytes, clock: Clock) -> CommunicationReceipt:
+def submit(
+    session: UnitOfWork, filename: str, kind: str, content: bytes, clock: Clock
+) -> CommunicationReceipt:
     """Take a file (the same name twice is the same file) and schedule its check."""
     file = session.scalar(select(SimCommunication).where(SimCommunication.filename == filename))
     if file is None:
@@ -66,20 +69,12 @@ def submit(session: Session, filename: str, kind: str, content: bytes, clock: Cl
         )
         session.add(file)
         session.flush()
-        jobs.enqueue(session, PROCESS_JOB, key=f"sdi.sim.comfin:{file.id}", clock=clock, file_id=file.id)
+        jobs.enqueue(session, PROCESS, key=f"sdi.sim.comfin:{file.id}", clock=clock, file_id=file.id)
     return CommunicationReceipt(str(file.id), file.received_at)
 
 
-@jobs.job(PROCESS_JOB)
-def _process_job(session: Session, args: dict[str, Any], clock: Clock) -> None:
-    """Check one communication and send its esito to varco."""
-    process(session, int(args["file_id"]), clock)
-
-
-def process(session: Session, file_id: int, clock: Clock) -> str | None:
+def process(session: UnitOfWork, file_id: int, clock: Clock) -> str | None:
     """Decide the esito (once), build and sign it, hand it to varco; returns the esito code."""
-    from varco.comfin import service as comfin_service  # varco's side of the channel
-
     file = session.get(SimCommunication, file_id, with_for_update=True, populate_existing=True)
     if file is None:
         return None
@@ -102,17 +97,17 @@ def process(session: Session, file_id: int, clock: Clock) -> str | None:
         file.esito_filename = file.filename.rsplit(".", 1)[0] + "_ES_001.xml"
         file.answered_at = sim_clock.sim_now(session, clock)
     xml = esito_xml(session, file, clock)
-    comfin_service.receive_outcome(session, str(file.id), file.esito_filename or "", xml, clock)
+    comfin_inbound.receive_outcome(session, str(file.id), file.esito_filename or "", xml, clock)
     return file.esito
 
 
-def _content(session: Session, file: SimCommunication) -> bytes:
+def _content(session: UnitOfWork, file: SimCommunication) -> bytes:
     blob = session.get(blobs.Blob, file.blob_id)
     assert blob is not None
     return blob.content
 
 
-def resolve(session: Session, filename: str, kind: str) -> str | None:
+def resolve(session: UnitOfWork, filename: str, kind: str) -> str | None:
     """The forced esito: a comfin rule for this file name, else for the type (LI/DF), else for all."""
     rows = session.scalars(
         select(SimScenario).where(
@@ -133,11 +128,11 @@ def check(content: bytes, kind: str) -> list[dict[str, str]]:
         except FatturaPAError as exc:
             errors.append(_error("00001", f"{name}: {exc.finding.message}"))
             continue
-        found = schema.kind_of(root)
+        found = xsd.kind_of(root)
         if found != kind:
             errors.append(_error("00002", f"{name}: not a {kind} communication"))
             continue
-        for problem in schema.errors(root, kind)[:5]:
+        for problem in xsd.errors(root, kind)[:5]:
             errors.append(_error("00001", f"{name}: {problem}"))
         errors.extend(_error("00003", f"{name}: {p}") for p in _codes(root))
     return errors
@@ -175,7 +170,7 @@ def _error(code: str, text: str) -> dict[str, str]:
     return {"Codice": code, "Descrizione": text[:255]}
 
 
-def esito_xml(session: Session, file: SimCommunication, clock: Clock) -> bytes:
+def esito_xml(session: UnitOfWork, file: SimCommunication, clock: Clock) -> bytes:
     """The signed EsitoFile (DatiFatturaMessaggi v2.0)."""
     root = etree.Element(f"{{{NS}}}EsitoFile", nsmap={"ns": NS}, versione="2.0")
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy.orm import Session
-
 from varco.core import jobs
 from varco.core.clock import Clock
+from varco.core.uow import UnitOfWork
 from varco.sdi.simulator import clock as sim_clock
 from varco.sdi.simulator import engine, scenarios
 
@@ -34,7 +33,7 @@ def rule_target(recipient_code: str | None, filename: str | None, default: bool)
 
 
 def set_scenario(
-    session: Session,
+    session: UnitOfWork,
     clock: Clock,
     *,
     recipient_code: str | None = None,
@@ -57,7 +56,11 @@ def set_scenario(
 
 
 def clear_scenarios(
-    session: Session, *, recipient_code: str | None = None, filename: str | None = None, default: bool = False
+    session: UnitOfWork,
+    *,
+    recipient_code: str | None = None,
+    filename: str | None = None,
+    default: bool = False,
 ) -> int:
     if not (recipient_code or filename or default):
         return scenarios.clear(session)
@@ -65,13 +68,13 @@ def clear_scenarios(
     return scenarios.clear(session, kind, value)
 
 
-def clock_state(session: Session, clock: Clock) -> ClockState:
+def clock_state(session: UnitOfWork, clock: Clock) -> ClockState:
     return ClockState(sim_clock.sim_now(session, clock), sim_clock.offset(session))
 
 
-def advance(session: Session, duration: str, clock: Clock) -> tuple[ClockState, int]:
+def advance(session: UnitOfWork, duration: str, clock: Clock) -> tuple[ClockState, int]:
     """Move simulated time and queue what became due (run after the commit by a worker)."""
     sim_clock.advance(session, sim_clock.parse_duration(duration), clock)
     due = len(engine.due_files(session, clock))
-    jobs.enqueue(session, engine.TICK_JOB, clock=clock)
+    jobs.enqueue(session, engine.TICK, clock=clock)
     return clock_state(session, clock), due

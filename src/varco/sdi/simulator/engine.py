@@ -13,14 +13,13 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from hashlib import sha256
-from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from varco.core import blobs, jobs
 from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice
 from varco.sdi import inbound, messages, received
 from varco.sdi.models import SimFile
@@ -30,15 +29,16 @@ from varco.settings import get_settings
 
 log = logging.getLogger("varco.sdi.simulator")
 
-PROCESS_JOB = "sdi.sim.process"
-TICK_JOB = "sdi.sim.tick"
+# run by sdi.simulator.tasks
+PROCESS = jobs.Task("sdi.sim.process", ("file_id",))  # the due steps of one simulated file
+TICK = jobs.Task("sdi.sim.tick")  # queue the steps that became due
 PA_WINDOW = timedelta(days=15)  # NE within 15 days of RC, else DT
 # The scenario outcome as it applies to each kind of recipient (docs/sdi.md).
 _PRIVATE = {"NE-EC01": "RC", "NE-EC02": "RC", "DT": "RC", "AT": "MC"}
 _PA = {"RC": "NE-EC01"}
 
 
-def submit(session: Session, invoice: Invoice, content: bytes, clock: Clock) -> SimFile:
+def submit(session: UnitOfWork, invoice: Invoice, content: bytes, clock: Clock) -> SimFile:
     """Take in a file sent by varco and schedule its check."""
     same_bytes = sha256(content).hexdigest() == invoice.content_sha256
     blob_id = invoice.blob_id if same_bytes else _store(session, invoice.filename, content, clock)
@@ -55,17 +55,17 @@ def submit(session: Session, invoice: Invoice, content: bytes, clock: Clock) -> 
         next_step="check",  # due at once; set before the insert (one UPDATE fewer)
     )
     # A worker's service stage runs the check (and an immediate outcome) in its own transaction.
-    jobs.follow_on(session, PROCESS_JOB, key=_job_key(file), clock=clock, file_id=file.id)
+    jobs.follow_on(session, PROCESS, key=_job_key(file), clock=clock, file_id=file.id)
     return file
 
 
-def _store(session: Session, name: str, content: bytes, clock: Clock) -> int:
+def _store(session: UnitOfWork, name: str, content: bytes, clock: Clock) -> int:
     return blobs.store(session, name, content, None, clock.now()).id
 
 
-def schedule(session: Session, file: SimFile, clock: Clock) -> None:
+def schedule(session: UnitOfWork, file: SimFile, clock: Clock) -> None:
     """A job for the file's next step (sent after commit); the key makes it once per step."""
-    jobs.enqueue(session, PROCESS_JOB, key=_job_key(file), clock=clock, file_id=file.id)
+    jobs.enqueue(session, PROCESS, key=_job_key(file), clock=clock, file_id=file.id)
 
 
 def _job_key(file: SimFile) -> str:
@@ -73,13 +73,7 @@ def _job_key(file: SimFile) -> str:
     return f"sdi.sim:{file.id}:{file.next_step}:{file.due_at.isoformat()}"
 
 
-@jobs.job(PROCESS_JOB)
-def _process_job(session: Session, args: dict[str, Any], clock: Clock) -> None:
-    """Run the due steps of one simulated file."""
-    process(session, int(args["file_id"]), clock)
-
-
-def process(session: Session, file_id: int, clock: Clock) -> int:
+def process(session: UnitOfWork, file_id: int, clock: Clock) -> int:
     """Run every step of the file that is due in simulated time; returns how many ran."""
     file = files.get_for_update(session, file_id)
     if file is None:
@@ -105,7 +99,7 @@ def _finish(file: SimFile, at: datetime) -> None:
     file.next_step, file.due_at, file.finished_at = None, None, at
 
 
-def _check(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
+def _check(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> None:
     report = files.run_checks(session, files.content_of(session, file), at)
     file.format = report.format or file.format
     file.facts = files.facts(report)
@@ -126,7 +120,7 @@ def _check(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
     _then(file, "deliver", at + scenario.delay)
 
 
-def _deliver(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
+def _deliver(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> None:
     sid = files.sdi_id(file)
     match file.outcome:
         case "NS":
@@ -161,7 +155,7 @@ def _deliver(session: Session, file: SimFile, at: datetime, clock: Clock) -> Non
     _finish(file, at)
 
 
-def _deliver_rc(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
+def _deliver_rc(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> None:
     sid = files.sdi_id(file)
     ours = get_settings().recipient_code
     internal = file.format != "FPA12" and _addressed_to_varco(session, file, ours)
@@ -187,7 +181,7 @@ def _deliver_rc(session: Session, file: SimFile, at: datetime, clock: Clock) -> 
         _then(file, "esito", at + timedelta(seconds=file.delay_seconds))
 
 
-def _addressed_to_varco(session: Session, file: SimFile, ours: str) -> bool:
+def _addressed_to_varco(session: UnitOfWork, file: SimFile, ours: str) -> bool:
     """Our recipient code, or a client that is a varco account (its registered channel)."""
     if file.codice_destinatario == ours:
         return True
@@ -195,7 +189,7 @@ def _addressed_to_varco(session: Session, file: SimFile, ours: str) -> bool:
     return client is not None and received.recipient_for(session, client) is not None
 
 
-def _deliver_to_varco(session: Session, file: SimFile, ours: str, clock: Clock) -> received.Delivery:
+def _deliver_to_varco(session: UnitOfWork, file: SimFile, ours: str, clock: Clock) -> received.Delivery:
     n = files.next_progressive(file, "MT")
     metadata = messages.metadati(
         files.sdi_id(file), file.filename, ours, file.format or "FPR12", files.message_id(file, "MT", n)
@@ -205,7 +199,7 @@ def _deliver_to_varco(session: Session, file: SimFile, ours: str, clock: Clock) 
     return inbound.receive_invoice(session, file.filename, content, messages.serialize(metadata), clock)
 
 
-def _esito(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
+def _esito(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> None:
     """The PA answers: one NE per invoice of a batch, one NE for a single invoice."""
     sid = files.sdi_id(file)
     esito = "EC01" if file.outcome == "NE-EC01" else "EC02"
@@ -226,7 +220,7 @@ def _esito(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
     _finish(file, at)
 
 
-def _deadline(session: Session, file: SimFile, at: datetime, clock: Clock) -> None:
+def _deadline(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> None:
     sid = files.sdi_id(file)
     text = "Decorsi 15 giorni dalla consegna senza esito del committente"
     files.notify_sender(
@@ -235,7 +229,7 @@ def _deadline(session: Session, file: SimFile, at: datetime, clock: Clock) -> No
     _finish(file, at)
 
 
-_STEPS: dict[str, Callable[[Session, SimFile, datetime, Clock], None]] = {
+_STEPS: dict[str, Callable[[UnitOfWork, SimFile, datetime, Clock], None]] = {
     "check": _check,
     "deliver": _deliver,
     "esito": _esito,
@@ -246,14 +240,13 @@ _STEPS: dict[str, Callable[[Session, SimFile, datetime, Clock], None]] = {
 # -- deadlines -------------------------------------------------------------------------------
 
 
-def due_files(session: Session, clock: Clock, limit: int = 1000) -> list[int]:
+def due_files(session: UnitOfWork, clock: Clock, limit: int = 1000) -> list[int]:
     now = sim_clock.sim_now(session, clock)
     query = select(SimFile.id).where(SimFile.next_step.is_not(None), SimFile.due_at <= now)
     return list(session.scalars(query.order_by(SimFile.due_at).limit(limit)))
 
 
-@jobs.job(TICK_JOB)
-def _tick_job(session: Session, args: dict[str, Any], clock: Clock) -> None:
+def schedule_due(session: UnitOfWork, clock: Clock) -> None:
     """Enqueue a job for every simulated file with a due step."""
     for file_id in due_files(session, clock):
         file = session.get(SimFile, file_id)
@@ -261,7 +254,6 @@ def _tick_job(session: Session, args: dict[str, Any], clock: Clock) -> None:
             schedule(session, file, clock)
 
 
-@jobs.reconciler
 def tick(clock: Clock | None = None) -> int:
     """Every minute: enqueue the steps that became due (delays, DT deadlines)."""
     clock = clock or current_clock()

@@ -9,14 +9,15 @@ from typing import Any
 
 from lxml import etree
 from sqlalchemy import select
-from sqlalchemy.orm import Session, make_transient_to_detached
+from sqlalchemy.orm import make_transient_to_detached
 
 from varco import fatturapa
 from varco.core import blobs, db
 from varco.core.clock import Clock
 from varco.core.db import append_row, locked_rows
 from varco.core.numbers import is_id
-from varco.invoices.checks import checks, receipt_day
+from varco.core.uow import UnitOfWork
+from varco.invoices.check_cache import checks, receipt_day
 from varco.sdi import inbound, messages
 from varco.sdi.models import SimFile
 from varco.sdi.simulator import clock as sim_clock
@@ -34,19 +35,19 @@ def sdi_id(file: SimFile) -> str:
     return str(SDI_ID_BASE + file.id)
 
 
-def by_sdi_id(session: Session, value: str, *, lock: bool = False) -> SimFile | None:
+def by_sdi_id(session: UnitOfWork, value: str, *, lock: bool = False) -> SimFile | None:
     if not is_id(value) or int(value) <= SDI_ID_BASE:
         return None
     return session.get(SimFile, int(value) - SDI_ID_BASE, with_for_update=lock, populate_existing=lock)
 
 
-def by_filename(session: Session, filename: str, origin: str) -> SimFile | None:
+def by_filename(session: UnitOfWork, filename: str, origin: str) -> SimFile | None:
     query = select(SimFile).where(SimFile.filename == filename, SimFile.origin == origin)
     return session.scalar(query.limit(1))
 
 
 def new_file(
-    session: Session,
+    session: UnitOfWork,
     *,
     origin: str,
     filename: str,
@@ -89,17 +90,17 @@ def new_file(
     return file
 
 
-def get_for_update(session: Session, file_id: int) -> SimFile | None:
+def get_for_update(session: UnitOfWork, file_id: int) -> SimFile | None:
     """The file locked for this transaction; read once (created or locked before: no query)."""
     return db.get_for_update(session, SimFile, file_id)
 
 
-def content_of(session: Session, file: SimFile) -> bytes:
+def content_of(session: UnitOfWork, file: SimFile) -> bytes:
     assert file.blob_id is not None, f"simulated file {file.id} has no content"
     return blobs.content(session, file.blob_id)
 
 
-def run_checks(session: Session, content: bytes, at: datetime) -> fatturapa.Report:
+def run_checks(session: UnitOfWork, content: bytes, at: datetime) -> fatturapa.Report:
     """The SDI's own checks: the extra-schema rules run even if the sender skipped them. Shared
     with the service's checks of the same file in this transaction (the same rules, once)."""
     options = fatturapa.CheckOptions(received_date=receipt_day(at), skip_extra_schema=False)
@@ -159,7 +160,7 @@ def next_progressive(file: SimFile, type_: str) -> int:
 
 
 def sign_and_name(
-    session: Session, file: SimFile, type_: str, element: etree._Element, progressive: int, clock: Clock
+    session: UnitOfWork, file: SimFile, type_: str, element: etree._Element, progressive: int, clock: Clock
 ) -> tuple[str, bytes]:
     """The message file (signed when the schema requires it) and its name."""
     if type_ in messages.SIGNED:
@@ -167,7 +168,7 @@ def sign_and_name(
     return messages.message_name(file.filename, type_, progressive), messages.serialize(element)
 
 
-def notify_sender(session: Session, file: SimFile, type_: str, build: Any, clock: Clock) -> str | None:
+def notify_sender(session: UnitOfWork, file: SimFile, type_: str, build: Any, clock: Clock) -> str | None:
     """Send a message to the file's transmitter. Only varco's own files have one to deliver to;
     external senders are simulated, so their messages are not kept."""
     n = next_progressive(file, type_)

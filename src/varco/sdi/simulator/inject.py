@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sqlalchemy.orm import Session
-
 from varco.core.clock import Clock
+from varco.core.uow import UnitOfWork
 from varco.sdi import inbound, messages, received
 from varco.sdi.simulator import clock as sim_clock
 from varco.sdi.simulator import files
@@ -30,7 +29,7 @@ class Injected:
     delivery: received.Delivery | None = None
 
 
-def inject(session: Session, content: bytes, clock: Clock, filename: str | None = None) -> Injected:
+def inject(session: UnitOfWork, content: bytes, clock: Clock, filename: str | None = None) -> Injected:
     """Receive a file from an outside sender and deliver it to varco (or refuse it)."""
     at = sim_clock.sim_now(session, clock)
     report = files.run_checks(session, content, at)

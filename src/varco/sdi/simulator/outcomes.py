@@ -9,21 +9,23 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from varco.core import jobs
 from varco.core.clock import Clock
+from varco.core.uow import UnitOfWork
 from varco.sdi import messages
 from varco.sdi.channel import OutcomeReceipt
 from varco.sdi.models import SimFile
 from varco.sdi.simulator import clock as sim_clock
 from varco.sdi.simulator import files, scenarios, signing
 
-FORWARD_JOB = "sdi.sim.forward_esito"
+# run by sdi.simulator.tasks: forward an accepted customer outcome to the sender as NE
+FORWARD = jobs.Task(
+    "sdi.sim.forward_esito", ("file_id", "esito", "ref", "description", "message_id_committente")
+)
 WINDOW = timedelta(days=15)
 
 
-def receive_outcome(session: Session, filename: str, content: bytes, clock: Clock) -> OutcomeReceipt:
+def receive_outcome(session: UnitOfWork, filename: str, content: bytes, clock: Clock) -> OutcomeReceipt:
     """SdIRiceviNotifica.NotificaEsito: check the EC and answer at once."""
     try:
         message = messages.parse(content)
@@ -56,7 +58,7 @@ def receive_outcome(session: Session, filename: str, content: bytes, clock: Cloc
         if file.origin == "varco":  # the sender is a varco client: tell it (NE)
             jobs.enqueue(
                 session,
-                FORWARD_JOB,
+                FORWARD,
                 key=f"sdi.sim.ne:{file.id}",
                 clock=clock,
                 file_id=file.id,
@@ -70,7 +72,7 @@ def receive_outcome(session: Session, filename: str, content: bytes, clock: Cloc
 
 
 def _refuse(
-    session: Session,
+    session: UnitOfWork,
     file: SimFile | None,
     filename: str,
     message: messages.Message | None,
@@ -103,8 +105,7 @@ def _ref_args(ref: messages.InvoiceRef | None) -> dict[str, Any] | None:
     return None if ref is None else {"numero": ref.numero, "anno": ref.anno, "posizione": ref.posizione}
 
 
-@jobs.job(FORWARD_JOB)
-def _forward(session: Session, args: dict[str, Any], clock: Clock) -> None:
+def forward(session: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
     """Forward an accepted customer outcome to the sender (a varco client) as NE."""
     file = session.get(SimFile, int(args["file_id"]), with_for_update=True, populate_existing=True)
     if file is None or file.origin != "varco":

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import and_, bindparam, delete, or_, select
-from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest
+from varco.core.uow import UnitOfWork
 from varco.sdi.models import SimScenario
 
 OUTCOMES = ("RC", "MC", "NS", "AT", "NE-EC01", "NE-EC02", "DT")
@@ -56,7 +56,7 @@ class Rule:
 
 
 def set_rule(
-    session: Session,
+    session: UnitOfWork,
     kind: str,
     value: str,
     clock: Clock,
@@ -91,12 +91,12 @@ def set_rule(
     return _rule(row)
 
 
-def list_rules(session: Session) -> list[Rule]:
+def list_rules(session: UnitOfWork) -> list[Rule]:
     rows = session.scalars(select(SimScenario)).all()
     return sorted((_rule(r) for r in rows), key=lambda r: (_PRECEDENCE[r.kind], r.value))
 
 
-def clear(session: Session, kind: str | None = None, value: str | None = None) -> int:
+def clear(session: UnitOfWork, kind: str | None = None, value: str | None = None) -> int:
     """Delete one rule, or all of them; returns how many were deleted."""
     query = delete(SimScenario)
     if kind is not None:
@@ -106,7 +106,7 @@ def clear(session: Session, kind: str | None = None, value: str | None = None) -
     return session.execute(query).rowcount or 0
 
 
-def resolve(session: Session, filename: str, recipient_code: str | None) -> Scenario:
+def resolve(session: UnitOfWork, filename: str, recipient_code: str | None) -> Scenario:
     """The scenario for one file: the most specific rule field by field, then the built-in default."""
     params = {"filename": filename, "recipient_code": recipient_code or None}
     rows = sorted(session.execute(_RULES_FOR, params), key=lambda r: _PRECEDENCE[r.kind])

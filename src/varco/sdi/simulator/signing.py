@@ -11,10 +11,10 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 from lxml import etree
 from signxml import XMLSigner, methods
-from sqlalchemy.orm import Session
 
 from varco.core.clock import Clock
-from varco.core.db import conflict_insert
+from varco.core.dialects import dialect_of
+from varco.core.uow import UnitOfWork
 from varco.sdi.models import SimKey
 
 _C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
@@ -50,7 +50,7 @@ def _generate(clock: Clock) -> tuple[str, str]:
     return key_pem.decode(), certificate.public_bytes(serialization.Encoding.PEM).decode()
 
 
-def _identity(session: Session, clock: Clock) -> _Identity:
+def _identity(session: UnitOfWork, clock: Clock) -> _Identity:
     url = str(session.get_bind().url)
     with _lock:
         if url in _cache:
@@ -60,7 +60,7 @@ def _identity(session: Session, clock: Clock) -> _Identity:
     if row is None:
         key_pem, cert_pem = _generate(clock)
         # Two workers may generate at once: the first insert wins, both then read the same row.
-        insert = conflict_insert(session)
+        insert = dialect_of(session).insert
         session.execute(
             insert(SimKey)
             .values(id=1, key_pem=key_pem, cert_pem=cert_pem, created_at=clock.now())
@@ -78,7 +78,7 @@ def _identity(session: Session, clock: Clock) -> _Identity:
     return identity
 
 
-def sign(session: Session, root: etree._Element, clock: Clock) -> etree._Element:
+def sign(session: UnitOfWork, root: etree._Element, clock: Clock) -> etree._Element:
     """Enveloped XML-DSig: the ds:Signature becomes the last child, where MessaggiTypes wants it."""
     key, _, certificate = _identity(session, clock)
     signer = XMLSigner(
@@ -90,6 +90,6 @@ def sign(session: Session, root: etree._Element, clock: Clock) -> etree._Element
     return signer.sign(root, key=key, cert=[certificate])
 
 
-def certificate_pem(session: Session, clock: Clock) -> bytes:
+def certificate_pem(session: UnitOfWork, clock: Clock) -> bytes:
     """The simulator's certificate (to verify its signatures)."""
     return _identity(session, clock)[1]

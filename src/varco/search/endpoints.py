@@ -61,7 +61,7 @@ def _routes(direction: str) -> None:
     what = service.WHAT[direction]
     detail_model = UnsignedInvoiceRecord if direction == "in" else InvoiceRecord
 
-    def ref(id: str | None, filename: str | None, idSdi: str | None) -> service.Ref:  # noqa: A002
+    def ref(id: str | None, filename: str | None, idSdi: str | None) -> service.Ref:
         return service.exactly_one(
             params.identifier(id, "id"), params.text(filename), params.text(idSdi), IDS
         )
@@ -91,19 +91,13 @@ def _routes(direction: str) -> None:
     ) -> Response:
         created = _window(creationStartDate, creationEndDate, settings)
         modified = _modified(modifiedStartDate, modifiedEndDate)
-        filters = params.Filters(
-            created_from=created[0],
-            created_to=created[1],
-            modified_from=modified[0],
-            modified_to=modified[1],
-            sender_country=params.upper(senderCountry),
-            sender_vat=params.upper(senderVatcode),
-            sender_fiscal_code=params.upper(senderFiscalcode),
-            receiver_country=params.upper(receiverCountry),
-            receiver_vat=params.upper(receiverVatcode),
-            receiver_fiscal_code=params.upper(receiverFiscalcode),
-            state=params.state(status),
-            document_type=params.document_type(documentType),
+        filters = params.filters(
+            created=created,
+            modified=modified,
+            sender=(senderCountry, senderVatcode, senderFiscalcode),
+            receiver=(receiverCountry, receiverVatcode, receiverFiscalcode),
+            status=status,
+            doc_type=documentType,
         )
         found = service.search(
             session, caller, direction, filters, paging(page, size, settings), params.text(username)
@@ -114,7 +108,7 @@ def _routes(direction: str) -> None:
     def detail(
         caller: Caller,
         session: SessionDep,
-        id: Q = None,  # noqa: A002 - the contract's name
+        id: Q = None,  # the contract's name
         filename: Q = None,
         idSdi: Q = None,
         includeFile: Q = None,
@@ -142,7 +136,7 @@ def _routes(direction: str) -> None:
         session: SessionDep,
         id: Q = None,
         filename: Q = None,
-        idSdi: Q = None,  # noqa: A002
+        idSdi: Q = None,
     ) -> Response:
         invoice = service.find(session, caller, direction, ref(id, filename, idSdi))
         return zip_response(*service.invoice_zip(session, invoice))
@@ -158,7 +152,7 @@ def _routes(direction: str) -> None:
         session: SessionDep,
         id: Q = None,
         filename: Q = None,
-        idSdi: Q = None,  # noqa: A002
+        idSdi: Q = None,
     ) -> Response:
         invoice = service.find(session, caller, direction, ref(id, filename, idSdi))
         return zip_response(*service.package(session, invoice))
@@ -170,7 +164,7 @@ def _routes(direction: str) -> None:
         caller: Caller,
         session: SessionDep,
         id: Q = None,
-        filename: Q = None,  # noqa: A002
+        filename: Q = None,
     ) -> NotificationList:
         invoice = service.find(
             session,

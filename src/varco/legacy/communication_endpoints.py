@@ -29,7 +29,9 @@ from varco.legacy.schemas import (
 )
 from varco.limits import service as limits
 
-router = shaped_router(too_large_code="AR03", prefix="/services/ClientRequest", tags=["version 1"])
+router = shaped_router(
+    too_large_code="AR03", prefix="/services/ClientRequest", tags=["version 1: communications"]
+)
 
 
 class V1AccessDenied(VarcoError):

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
-from sqlalchemy.orm import Session
 
 from varco.auth.dependencies import Caller
 from varco.core import numbers  # noqa: F401 - registers the {name:id} path convertor
 from varco.core.deps import SessionDep, SettingsDep
+from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice
 from varco.search import params, service
 from varco.search.schemas import (
@@ -22,7 +22,7 @@ from varco.search.schemas import (
 )
 from varco.search.web import ZIP_RESPONSES, json_response, paging, zip_response
 
-router = APIRouter(tags=["search (version 1)"])
+router = APIRouter(tags=["version 1: searches"])
 Q = Annotated[str | None, Query()]
 OK_CODE, OK_TEXT = "0000", "Operation done"
 
@@ -51,15 +51,10 @@ def _invoice_routes(direction: str) -> None:
         start = params.instant(startDate, "startDate")
         end = params.instant(endDate, "endDate", end_of_day=True)
         params.check_range(start, end, "startDate", "endDate")
-        filters = params.Filters(
-            created_from=start,
-            created_to=end,
-            sender_country=params.upper(countrySender),
-            sender_vat=params.upper(vatcodeSender),
-            sender_fiscal_code=params.upper(fiscalcodeSender),
-            receiver_country=params.upper(countryReceiver),
-            receiver_vat=params.upper(vatcodeReceiver),
-            receiver_fiscal_code=params.upper(fiscalcodeReceiver),
+        filters = params.filters(
+            created=(start, end),
+            sender=(countrySender, vatcodeSender, fiscalcodeSender),
+            receiver=(countryReceiver, vatcodeReceiver, fiscalcodeReceiver),
         )
         found = service.search(
             session, caller, direction, filters, paging(page, size, settings), params.text(username)
@@ -177,7 +172,7 @@ def _notification_routes(direction: str) -> None:
         )
 
 
-def _notification_list(session: Session, invoice: Invoice) -> NotificationListV1:
+def _notification_list(session: UnitOfWork, invoice: Invoice) -> NotificationListV1:
     found = service.notifications(session, invoice)
     return NotificationListV1(
         errorCode=OK_CODE, errorDescription=OK_TEXT, count=len(found), notifications=found

@@ -1,28 +1,36 @@
-"""§4.3 upload and uploadSigned: the synchronous stage (§7.2). Refused files are not stored."""
+"""The invoices service: the upload (§4.3, the synchronous stage of §7.2; refused files are not
+stored) and the state-applying entry points (§3.1: the only writer of `Invoice.state`, and the
+store of the SDI's notifications)."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.orm import Session
 
 from varco import fatturapa
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
-from varco.core.db import reading
+from varco.core.db import append_row, reading
 from varco.core.errors import VarcoError
-from varco.invoices import filenames, lifecycle, processing, signing, usage  # noqa: F401 (job)
-from varco.invoices.models import Invoice
-from varco.invoices.repository import InvoiceRepository
-from varco.invoices.states import InvoiceState
+from varco.core.uow import UnitOfWork
+from varco.events import service as events
+from varco.invoices import filenames, signing
+from varco.invoices.models import Invoice, InvoiceTransition, Notification
+from varco.invoices.repository import InvoiceRepository, body_values, party_columns, signature_column
+from varco.invoices.states import IllegalTransition, InvoiceEvent, InvoiceState, next_state
+from varco.limits import usage
 from varco.settings import Settings
 
-log = logging.getLogger("varco.upload")
+log = logging.getLogger("varco.invoices")
+
+PROCESS = jobs.Task("invoices.process", ("invoice_id",))  # the asynchronous stage: invoices.tasks
 
 # Library codes reported as they are; anything else of the synchronous stage is mapped here.
 _SAME_CODE = {"0002", "0033", "0092", "0093", "0094", "0098"}
@@ -66,7 +74,7 @@ class Checked:
 
 
 def accept_upload(
-    session: Session, caller: Account, upload: Upload, settings: Settings, clock: Clock
+    session: UnitOfWork, caller: Account, upload: Upload, settings: Settings, clock: Clock
 ) -> Accepted:
     """Run the synchronous checks in the contract's order; store and count an accepted file."""
     # The checks only read: on SQLite they run before the write lock, which the store alone holds.
@@ -75,7 +83,7 @@ def accept_upload(
     return store_upload(session, caller, checked, settings, clock)
 
 
-def check_upload(session: Session, caller: Account, upload: Upload, settings: Settings) -> Checked:
+def check_upload(session: UnitOfWork, caller: Account, upload: Upload, settings: Settings) -> Checked:
     """The checks that only read, in the contract's order: 0002/0098, 0033, 0092, 0094, issuer
     rules, 0093, 0096. Run them inside `reading` (`accept_upload` does)."""
     data = _decode(upload.data_file, settings)
@@ -99,7 +107,7 @@ def check_upload(session: Session, caller: Account, upload: Upload, settings: Se
 
 
 def store_upload(
-    session: Session, caller: Account, checked: Checked, settings: Settings, clock: Clock
+    session: UnitOfWork, caller: Account, checked: Checked, settings: Settings, clock: Clock
 ) -> Accepted:
     """The checks that need the write lock (0034, 0097), then store and count (0013)."""
     upload, data, report, taxpayer, identity = (
@@ -161,7 +169,7 @@ def _options(upload: Upload, settings: Settings) -> fatturapa.CheckOptions:
 
 
 def _taxpayer(
-    session: Session, caller: Account, summary: fatturapa.InvoiceSummary, sender_piva: str | None
+    session: UnitOfWork, caller: Account, summary: fatturapa.InvoiceSummary, sender_piva: str | None
 ) -> Account:
     """§1 issuer rule: the issuer is 1.2 (1.4 with SoggettoEmittente CC; senderPIVA for TD26)."""
     if sender_piva:
@@ -181,7 +189,7 @@ def _taxpayer(
 
 
 def _store(
-    session: Session,
+    session: UnitOfWork,
     caller: Account,
     taxpayer: Account,
     report: fatturapa.Report,
@@ -199,19 +207,6 @@ def _store(
     filename = filenames.next_filename(session, settings.transmitter_id, signed=is_signed)
     blob = blobs.store(session, filename, stored, taxpayer.id, now, sha256=sha)
     payer = accounts.paying_account(session, taxpayer)
-    bodies = [
-        {
-            "position": i,
-            "document_type": b.document_type,
-            "number": b.number,
-            "invoice_date": b.date,
-            "currency": b.currency,
-            "total_document": b.total_document,
-            "total_vat": b.total_vat,
-            "net_payable": b.net_payable,
-        }
-        for i, b in enumerate(summary.bodies, start=1)
-    ]
     invoice = InvoiceRepository(session).append(
         {
             "direction": "out",
@@ -224,34 +219,197 @@ def _store(
             "blob_id": blob.id,
             "content_sha256": sha,
             "is_signed": is_signed,
-            "signature": processing.jsonable(report.signature.as_dict()) if report.signature else None,
+            "signature": signature_column(report),
             "skip_extra_schema": upload.skip_extra_schema,
             "codice_destinatario": summary.codice_destinatario,
             "pec_destinatario": summary.pec_destinatario,
             "sdi_errors": [],
             "created_at": now,
             "updated_at": now,
-            **_party_columns("sender", summary.supplier),
-            **_party_columns("receiver", summary.customer),
+            **party_columns(summary),
         },
-        bodies,
+        body_values(summary),
     )
-    lifecycle.record_initial_state(session, invoice, now)
+    record_initial_state(session, invoice, now)
     usage.charge(session, payer, clock)  # §8.5: counted when the name is generated and the file accepted
-    jobs.enqueue(session, "invoices.process", key=f"process:{invoice.id}", clock=clock, invoice_id=invoice.id)
+    jobs.enqueue(session, PROCESS, key=f"process:{invoice.id}", clock=clock, invoice_id=invoice.id)
     return invoice
-
-
-def _party_columns(prefix: str, party: fatturapa.Party | None) -> dict[str, str | None]:
-    return {
-        f"{prefix}_description": party.description if party else None,
-        f"{prefix}_country": party.country if party else None,
-        f"{prefix}_vat": party.vat_code if party else None,
-        f"{prefix}_fiscal_code": party.fiscal_code if party else None,
-    }
 
 
 def _join(messages: object) -> str:
     items = list(messages)  # type: ignore[call-overload]
     text = " | ".join(items[:5])
     return text + (f" | (+{len(items) - 5} more)" if len(items) > 5 else "")
+
+
+# -- state: the only writer of Invoice.state, and the SDI notifications --------------------
+
+
+def apply_event(
+    session: UnitOfWork,
+    invoice_id: int,
+    event: InvoiceEvent,
+    *,
+    key: str,
+    clock: Clock,
+    sdi_errors: list[dict[str, str]] | None = None,
+    notification: Notification | None = None,
+) -> tuple[Invoice, bool]:
+    """Move an invoice through one guarded transition. A key seen before is a no-op: (invoice, False).
+
+    Raises IllegalTransition for a move the lifecycle does not allow (callers log and drop it).
+    `notification`: the SDI message that causes the move, if the caller has it (else looked up).
+    """
+    repo = InvoiceRepository(session)
+    invoice = repo.get_for_update(invoice_id)
+    if invoice is None:
+        raise LookupError(f"invoice {invoice_id} does not exist")
+    current = InvoiceState(invoice.state)
+    try:
+        target = next_state(current, event)
+    except IllegalTransition:
+        if repo.has_transition(invoice.id, key):
+            return invoice, False  # a duplicate of a move made before: not illegal, a no-op
+        raise
+    now = clock.now()
+    # The unique (invoice_id, key) decides: a key seen before inserts nothing (one statement).
+    if not repo.insert_transition(
+        invoice_id=invoice.id,
+        key=key,
+        event=event.value,
+        from_state=current.value,
+        to_state=target.value,
+        at=now,
+    ):
+        return invoice, False
+    invoice.state = target.value
+    invoice.updated_at = now
+    if sdi_errors is not None:
+        invoice.sdi_errors = sdi_errors
+    events.record(
+        session,
+        invoice.account_id,
+        "updateInvoiceStatus",
+        status_payload(invoice, event, notification or _notification_for(session, invoice.id, event)),
+        now,
+        subject=invoice.filename,
+    )
+    return invoice, True
+
+
+def status_payload(
+    invoice: Invoice, event: InvoiceEvent | None = None, notification: Notification | None = None
+) -> dict[str, Any]:
+    """What a callback receiver needs without another call (issue: callbacks)."""
+    state = InvoiceState(invoice.state)
+    return {
+        "invoiceId": invoice.id,
+        "filename": invoice.filename,
+        "idSdi": invoice.sdi_id,
+        "status": state.value,
+        "statusDescription": state.label,
+        "event": event.value if event else None,
+        "notificationType": notification.type if notification else None,
+        "notificationFilename": notification.filename if notification else None,
+        "sdiErrors": invoice.sdi_errors or [],
+    }
+
+
+def _notification_for(session: UnitOfWork, invoice_id: int, event: InvoiceEvent) -> Notification | None:
+    """The SDI message that caused this change (stored just before it), if any."""
+    type_ = event.value[:2]  # NE-EC01 -> NE
+    if type_ not in {"NS", "MC", "AT", "RC", "NE", "DT"}:
+        return None
+    return InvoiceRepository(session).latest_notification(invoice_id, type_)
+
+
+def record_initial_state(session: UnitOfWork, invoice: Invoice, now: datetime) -> None:
+    """History row for the state an invoice is created in."""
+    values = {
+        "invoice_id": invoice.id,
+        "key": "created",
+        "event": "created",
+        "from_state": None,
+        "to_state": invoice.state,
+        "at": now,
+    }
+    append_row(session, InvoiceTransition, values)
+
+
+def add_notification(
+    session: UnitOfWork,
+    invoice: Invoice,
+    type_: str,
+    filename: str,
+    content: bytes,
+    clock: Clock,
+    *,
+    result: str | None = None,
+    number: str | None = None,
+    notification_date: datetime | None = None,
+) -> Notification | None:
+    """Store an SDI message for an invoice; a file name seen before is a duplicate: None."""
+    repo = InvoiceRepository(session)
+    if repo.has_notification(filename):
+        return None
+    now = clock.now()
+    blob = blobs.store(session, filename, content, invoice.account_id, now)
+    values = {
+        "invoice_id": invoice.id,
+        "type": type_,
+        "filename": filename,
+        "blob_id": blob.id,
+        "result": result,
+        "number": number,
+        "notification_date": notification_date or now,
+        "created_at": now,
+    }
+    return append_row(session, Notification, values)
+
+
+def safe_apply(
+    session: UnitOfWork,
+    invoice_id: int,
+    event: InvoiceEvent,
+    *,
+    key: str,
+    clock: Clock,
+    sdi_errors: list[dict[str, str]] | None = None,
+    notification: Notification | None = None,
+) -> Invoice | None:
+    """apply_event for inbound notifications: an illegal move is logged and refused, not raised."""
+    try:
+        invoice, _ = apply_event(
+            session, invoice_id, event, key=key, clock=clock, sdi_errors=sdi_errors, notification=notification
+        )
+        return invoice
+    except IllegalTransition as exc:
+        log.warning("invoice %s: refused %s (%s)", invoice_id, event.value, exc)
+        return None
+
+
+def find_invoice(
+    session: UnitOfWork,
+    *,
+    sdi_id: str | None = None,
+    filename: str | None = None,
+    direction: str | None = None,
+    lock: bool = False,
+) -> Invoice | None:
+    """One invoice by IdentificativoSdI and/or file name (the SDI side looks invoices up this way).
+
+    A file name needs its direction (the sent and received copies share it). `lock`: locked
+    for update as `apply_event` would, which then does not read it again.
+    """
+    return InvoiceRepository(session).find(sdi_id=sdi_id, filename=filename, direction=direction, lock=lock)
+
+
+def add_invoice(session: UnitOfWork, invoice: Invoice, now: datetime) -> Invoice:
+    """Store a new invoice (e.g. a received one) with the history row of its first state."""
+    InvoiceRepository(session).add(invoice)
+    record_initial_state(session, invoice, now)
+    return invoice
+
+
+def count_notifications(session: UnitOfWork, invoice_id: int, type_: str) -> int:
+    return InvoiceRepository(session).count_notifications(invoice_id, type_)

@@ -10,21 +10,16 @@ from __future__ import annotations
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
-from sqlalchemy.orm import Session
-
 from varco import fatturapa
-from varco.core.db import transaction_info
+from varco.core.uow import Fact, UnitOfWork
 
 ROME = ZoneInfo("Europe/Rome")
-_KEY = "fatturapa_checks"
+_CHECKS: Fact[fatturapa.CheckCache] = Fact("file checks", fatturapa.CheckCache)
 
 
-def checks(session: Session) -> fatturapa.CheckCache:
+def checks(session: UnitOfWork) -> fatturapa.CheckCache:
     """This transaction's checks (the reports are shared: read them, never change them)."""
-    info = transaction_info(session)
-    if _KEY not in info:
-        info[_KEY] = fatturapa.CheckCache()
-    return info[_KEY]
+    return session.fact(_CHECKS)
 
 
 def receipt_day(at: datetime) -> date:

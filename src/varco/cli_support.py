@@ -1,0 +1,46 @@
+"""What every `varco` sub-command shares: one-line errors, settings, a ready database."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import typer
+from pydantic import ValidationError
+
+from varco import jobs_list
+from varco.core import migrate
+from varco.core.db import get_database
+from varco.core.errors import VarcoError
+from varco.settings import Settings, get_settings
+
+
+def fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+@contextlib.contextmanager
+def cli_errors() -> Iterator[None]:
+    """Service errors become one line and exit code 2."""
+    try:
+        yield
+    except VarcoError as exc:
+        fail(str(exc))
+
+
+def settings_or_exit() -> Settings:
+    try:
+        return get_settings()
+    except ValidationError as exc:
+        fail("invalid configuration: " + "; ".join(e["msg"] for e in exc.errors()))
+
+
+def prepare_database() -> None:
+    """Bring the schema to the latest migration (idempotent); the jobs this process runs (a
+    command may run them: `sdi advance` runs the steps that became due)."""
+    settings_or_exit()
+    jobs_list.install()
+    migrate.upgrade(get_database().url)
+
+
