@@ -164,9 +164,9 @@ def _drain_only(queue, name: str) -> None:
     wake-ups back (they stay pending)."""
     from sqlalchemy import select
 
+    from varco.core import jobs
     from varco.core.clock import current_clock
     from varco.core.db import unit_of_work
-    from varco.core.jobs import HANDLERS
     from varco.core.models import JobRow
 
     while True:
@@ -179,7 +179,7 @@ def _drain_only(queue, name: str) -> None:
         for job_id in ids:
             with unit_of_work() as session:
                 row = session.get_one(JobRow, job_id)
-                HANDLERS[row.name](session, dict(row.args), current_clock())
+                jobs.registry().handler(row.name)(session, dict(row.args), current_clock())
                 row.status = "done"
     queue.flush()  # stale wake-ups of the jobs just run; the SDI's jobs are re-sent below
     with unit_of_work() as session:

@@ -81,3 +81,24 @@ def test_a_huge_sign_in_form_is_refused_and_the_server_still_answers(server):
     assert b'"error":"invalid_request"' in answer
     assert server.peak_rss_kb() - before < GROWTH_LIMIT_KB
     assert server.sign_in()
+
+
+def test_an_invoice_with_half_a_million_attributes_is_refused_in_bounded_memory(server):
+    import base64
+    from pathlib import Path
+
+    import httpx
+
+    base = (Path(__file__).parent / "fatturapa" / "cases" / "base" / "FPR12.xml").read_bytes()
+    attributes = " ".join(f'a{i}="x"' for i in range(400_000)).encode()
+    bomb = base.replace(b"<Numero>", b"<Numero " + attributes + b">", 1)  # each a separate XSD error
+    token = server.sign_in()
+    before = server.reset_peak()
+    answer = httpx.post(
+        f"{server.base}/services/invoice/upload",
+        json={"dataFile": base64.b64encode(bomb).decode(), "dryRun": True},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
+    assert answer.json()["errorCode"] == "0092" and "attributes" in answer.json()["errorDescription"]
+    assert server.peak_rss_kb() - before < GROWTH_LIMIT_KB

@@ -57,7 +57,8 @@ def test_credentials_in_a_query_string_stay_out_of_the_access_log(tmp_path):
         assert refused.status_code == 400
         token = server.sign_in()
         httpx.get(f"{server.base}/auth/userInfo?access_token={token}&refresh_token=R3fresh-Secret")
+        httpx.get(f"{server.base}/auth/userInfo?p%61ssword=Encoded-Secret&bearer=Bearer-Secret")
         log = server.log()
     assert "/auth/signin?grant_type=password&username=demo-premium&password=***" in log
-    for secret in ("Hunter2-Secret", token, "R3fresh-Secret"):
+    for secret in ("Hunter2-Secret", token, "R3fresh-Secret", "Encoded-Secret", "Bearer-Secret"):
         assert secret not in log

@@ -76,7 +76,9 @@ def serve(
     # pauses, the p99 of list pages). Frozen, they are skipped (docs/performance.md, Search).
     gc.collect()
     gc.freeze()
-    uvicorn.run(application, host=host, port=port, log_level="info")
+    # proxy_headers off: uvicorn would trust X-Forwarded-For from 127.0.0.1 by itself; varco reads
+    # it only from VARCO_TRUSTED_PROXIES (limits/ip.py).
+    uvicorn.run(application, host=host, port=port, log_level="info", proxy_headers=False)
 
 
 def seed_demo() -> None:

@@ -59,6 +59,10 @@ class Settings(BaseSettings):
     upload_requests_per_minute: int = 30
     upload_signed_requests_per_minute: int = 30
     find_requests_per_minute: int = 12
+    # Failed password checks (sign-in, v1 body credentials, panel) per IP address and per user
+    # name: past the limit, 429 without checking (docs/security.md); 0 switches it off
+    credential_failures_limit: int = 10
+    credential_failures_window: Duration = timedelta(minutes=15)
     trusted_proxies: list[str] = Field(default_factory=list)  # IPs or CIDRs whose X-Forwarded-For we honour
     # §8.3 hourly flow control per paying account; off only for load tests (like ip_limits_enabled)
     tier_limits_enabled: bool = True
@@ -113,6 +117,8 @@ class Settings(BaseSettings):
     search_window: Duration = timedelta(days=10)  # decisions.md: creation window at most 10 days
     download_max_ids: int = 1000  # invoices per bulk download
     download_chunk_size: int = 100  # invoices packed per job step (progress advances per step)
+    download_chunk_bytes: int = 20 * 1024 * 1024  # and at most these stored bytes (memory per step)
+    download_pdf_chunk_size: int = 10  # with PDFs: rendering is slow, and a step holds the database
     download_max_bytes: int = 200 * 1024 * 1024  # a bigger ZIP fails: ask for fewer invoices
     download_retention: Duration = timedelta(hours=24)  # then the ZIP and the jobId are deleted
     preservation_batch: int = 500  # invoices sealed per reconciler run

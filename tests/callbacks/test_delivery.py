@@ -189,6 +189,88 @@ def test_a_receiver_that_does_not_answer_times_out(client, queue, configure, clo
         silent.close()
 
 
+class _RawReceiver:
+    """A receiver speaking raw HTTP as an attacker would: `respond(conn)` writes what it wants."""
+
+    def __init__(self, respond) -> None:  # noqa: ANN001
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.respond = respond
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}/"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            try:
+                conn.recv(65536)
+                self.respond(conn)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_a_receiver_trickling_its_answer_is_cut_at_the_deadline(client, queue, configure, clock):
+    import time
+
+    def trickle(conn) -> None:  # noqa: ANN001 - a header byte every 0.1 s: each read is quick
+        conn.sendall(b"HTTP/1.1 200 OK\r\n")
+        for _ in range(100):
+            conn.sendall(b"X")
+            time.sleep(0.1)
+
+    configure(callback_timeout_seconds="0.5")
+    slow = _RawReceiver(trickle)
+    try:
+        account, token = user(client)
+        callback = register(client, token, slow.url)
+        status_event(account, "IT05555550028_S0004.xml")
+        started = time.monotonic()
+        run(queue)
+        assert time.monotonic() - started < 5  # the worker thread is not held past the deadline
+        [row] = deliveries(client, token, callback["id"])
+        assert row["status"] == "PENDING" and row["lastError"].startswith("timeout")
+    finally:
+        slow.close()
+
+
+def test_a_compressed_or_binary_error_answer_is_stored_as_sent_and_clean(client, queue):
+    import gzip
+
+    bomb = gzip.compress(b"\0" * 20_000_000)  # 20 MB of NUL in ~20 KB
+
+    def answer(conn) -> None:  # noqa: ANN001
+        head = f"HTTP/1.1 500 Oops\r\nContent-Encoding: gzip\r\nContent-Length: {len(bomb)}\r\n\r\n"
+        conn.sendall(head.encode() + bomb)
+
+    bad = _RawReceiver(answer)
+    try:
+        account, token = user(client)
+        callback = register(client, token, bad.url)
+        status_event(account, "IT05555550028_S0005.xml")
+        run(queue)
+        [row] = deliveries(client, token, callback["id"])
+        assert row["status"] == "PENDING" and row["lastStatusCode"] == 500
+        assert row["lastError"].startswith("HTTP 500") and len(row["lastError"]) <= 300
+        assert "\x00" not in row["lastError"]
+    finally:
+        bad.close()
+
+
 def test_the_body_is_compact_json(client, receiver, queue):
     account, token = user(client)
     register(client, token, receiver.url, receiver)

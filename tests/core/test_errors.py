@@ -75,3 +75,15 @@ def test_openapi_describes_every_endpoint_with_examples(client):
     schemas = spec["components"]["schemas"]
     assert schemas["TokenResponse"]["example"]["expires_in"] == 1800
     assert "example" in schemas["UserInfo"]
+
+
+def test_a_database_that_stays_locked_is_busy_not_broken(app, client):
+    from sqlalchemy.exc import OperationalError
+
+    @app.get("/test/locked")
+    def locked() -> dict:
+        raise OperationalError("BEGIN IMMEDIATE", {}, Exception("database is locked"))
+
+    response = client.get("/test/locked")
+    assert response.status_code == 503 and response.headers["retry-after"] == "5"
+    assert response.json()["errorCode"] == "0095"

@@ -61,6 +61,16 @@ def test_window_is_exact_and_slides(backend):
     assert backend.hit_window("w", T0 + MINUTE_MS + 1, 3).allowed is True
 
 
+def test_a_window_can_be_looked_at_without_counting(backend):
+    assert backend.peek_window("w:peek", 1000, 2, 60_000).count == 0
+    backend.hit_window("w:peek", 1000, 2, 60_000)
+    backend.hit_window("w:peek", 2000, 2, 60_000)
+    for _ in range(3):
+        full = backend.peek_window("w:peek", 3000, 2, 60_000)
+        assert not full.allowed and full.count == 2 and full.retry_after_ms == 58_000
+    assert backend.peek_window("w:peek", 61_001, 2, 60_000).allowed  # the first hit left the window
+
+
 def test_async_window_shares_the_state(backend):
     async def twice() -> list[bool]:
         return [(await backend.ahit_window("aw", T0, 1)).allowed for _ in range(2)]

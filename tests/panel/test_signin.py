@@ -105,3 +105,29 @@ def test_choosing_a_language_redirects_only_within_the_panel(client, referer, lo
     headers = {"Referer": referer} if referer else {}
     answer = client.get("/panel/lang/en", headers=headers, follow_redirects=False)
     assert answer.status_code == 303 and answer.headers["location"] == location
+
+
+def test_a_path_of_any_characters_redirects_to_sign_in(client):
+    for path in ("/panel/callbacks/%E2%82%AC", "/panel/invoices/%E2%82%AC", "/panel/callbacks/%FF"):
+        answer = client.get(path, follow_redirects=False)
+        assert answer.status_code in (303, 404), (path, answer.status_code)
+        if answer.status_code == 303:
+            assert answer.headers["location"].startswith("/panel/login?next=/panel/")
+
+
+def test_registering_twice_is_not_an_error(client):
+    account = make_account()
+    panel_login(client, account.username)  # registers
+    page = client.get("/panel/register")
+    second = client.post(
+        "/panel/register",
+        data={
+            "csrf_token": csrf_of(page.text),
+            "accept": "yes",
+            "email": "a@b.it",
+            "password": "x" * 12,
+            "repeated": "x" * 12,
+        },
+        follow_redirects=False,
+    )
+    assert second.status_code == 303

@@ -81,3 +81,23 @@ def test_include_pdf_on_v2_detail_sent_and_received(client):
     assert got.filename in pdf_text(base64.b64decode(body["pdfFile"]))
     bad = client.get(url, params={"id": sent.id, "includePdf": "maybe"}, headers=supplier.headers)
     assert bad.status_code == 400 and bad.json()["errorCode"] == "0002"
+
+
+def test_a_file_of_thousands_of_lines_renders_a_bounded_copy():
+    from varco.rendering.document import MAX_LINES
+
+    root = etree.fromstring(invoice_xml())
+    goods = root.find("FatturaElettronicaBody/DatiBeniServizi")
+    line = goods.find("DettaglioLinee")
+    for n in range(2, 3001):  # 3000 lines, the description long
+        copy = etree.fromstring(etree.tostring(line))
+        copy.find("NumeroLinea").text = str(n)
+        copy.find("Descrizione").text = "X" * 1000
+        goods.insert(goods.index(line) + n - 1, copy)
+    total = len(goods.findall("DettaglioLinee"))
+    document = read_document(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
+    [body] = document.bodies
+    assert len(body.lines) == MAX_LINES and body.more_lines == total - MAX_LINES
+    assert max(len(x.description) for x in body.lines) <= 200
+    text = squash(pdf_text(render_pdf(document, "many-lines.xml")))
+    assert f"e altre {total - MAX_LINES} righe: vedere il file XML" in text

@@ -11,6 +11,7 @@ from varco.auth import service
 from varco.auth.schemas import OAuthErrorBody, TokenResponse
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import InvalidRequest, Shape, UnsupportedGrantType, shaped_router
+from varco.limits import credentials
 
 router = shaped_router(Shape.OAUTH, tags=["authentication"])  # §2.2
 
@@ -49,7 +50,12 @@ def signin(
     if grant_type == "password":
         if not username or not password:
             raise InvalidRequest("The username and password fields are required")
-        issued = service.sign_in(session, username, password, client_id or "", clock, settings)
+        credentials.refuse_if_guessing(request, username, clock)
+        try:
+            issued = service.sign_in(session, username, password, client_id or "", clock, settings)
+        except service.WrongCredentials:
+            credentials.count_failure(request, username, clock)
+            raise
     elif grant_type == "refresh_token":
         if not refresh_token:
             raise InvalidRequest("The refresh_token field is required")

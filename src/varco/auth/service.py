@@ -43,14 +43,24 @@ def _issue(
     return IssuedToken(access, refresh, record, account.username)
 
 
+class WrongCredentials(InvalidGrant):
+    """The user name or password is incorrect."""
+
+
+def verify_credentials(session: UnitOfWork, username: str, password: str) -> Account:
+    """The account whose password this is, or WrongCredentials (every password check goes here)."""
+    account = accounts.find(session, username)
+    # verify_password runs even for unknown users so the answer time reveals nothing.
+    if not verify_password(account.password_hash if account else None, password) or account is None:
+        raise WrongCredentials("The user name or password is incorrect.")
+    return account
+
+
 def sign_in(
     session: UnitOfWork, username: str, password: str, client_id: str, clock: Clock, settings: Settings
 ) -> IssuedToken:
     """grant_type=password."""
-    account = accounts.find(session, username)
-    # verify_password runs even for unknown users so the answer time reveals nothing.
-    if not verify_password(account.password_hash if account else None, password) or account is None:
-        raise InvalidGrant("The user name or password is incorrect.")
+    account = verify_credentials(session, username, password)
     reason = accounts.refusal_reason(session, account, clock)
     if reason:
         raise InvalidGrant(reason)
@@ -101,9 +111,7 @@ def authenticate(session: UnitOfWork, access_token: str, clock: Clock) -> Accoun
 
 def check_credentials(session: UnitOfWork, username: str, password: str, clock: Clock) -> Account:
     """Version-1 calls carry username and password in the body (§9): the sign-in checks, no token."""
-    account = accounts.find(session, username)
-    if not verify_password(account.password_hash if account else None, password) or account is None:
-        raise InvalidGrant("The user name or password is incorrect.")
+    account = verify_credentials(session, username, password)
     reason = accounts.refusal_reason(session, account, clock)
     if reason:
         raise InvalidGrant(reason)

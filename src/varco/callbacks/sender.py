@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 import threading
-import time
 from collections import OrderedDict
+from collections.abc import Coroutine
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -21,29 +24,9 @@ log = logging.getLogger("varco.callbacks")
 
 ERROR_CHARS = 300
 MAX_ANSWER_BYTES = 64 * 1024
-MAX_ADDRESSES = 4  # tried in turn while the connection is refused (each within the timeout)
-
+MAX_ADDRESSES = 4  # tried in turn while the connection is refused (within the attempt's deadline)
 MAX_CLIENTS = 64  # receivers' hosts with a pool of kept-alive connections
-_clients: OrderedDict[str, httpx.Client] = OrderedDict()
-_clients_lock = threading.Lock()
-
-
-def _client_for(host: str) -> httpx.Client:
-    """A client per receiver host: connections go to checked addresses (the URL names the address),
-    so one pool for all would hand a TLS connection verified for one host to another host on the
-    same address. Redirects are not followed (they could lead to an internal address); proxies
-    from the environment are ignored so that the SSRF check applies to the address contacted."""
-    with _clients_lock:
-        client = _clients.pop(host, None)
-        if client is None:
-            client = httpx.Client(
-                follow_redirects=False, trust_env=False, headers={"User-Agent": f"varco/{__version__}"}
-            )
-        _clients[host] = client  # most recently used last
-        evicted = _clients.popitem(last=False)[1] if len(_clients) > MAX_CLIENTS else None
-    if evicted is not None:
-        evicted.close()
-    return client
+_CONTROL = str.maketrans({c: " " for c in [*map(chr, range(32)), "\x7f"]})
 
 
 @dataclass(frozen=True)
@@ -72,18 +55,72 @@ class Outcome:
 
 
 def post(attempt: Attempt, settings: Settings, clock: Clock) -> Outcome:
-    """Send once; never raises (every failure is an Outcome the retry logic can record)."""
+    """Send once, within `callback_timeout_seconds` for the whole exchange; never raises (every
+    failure is an Outcome the retry logic can record)."""
     try:
         target = resolve(attempt.url, settings)  # again at each attempt: DNS or the rules may have changed
-        return _send(attempt, target, settings, clock)
+        outcome = _loop.run(_send(attempt, target, settings, clock), settings.callback_timeout_seconds)
     except CallbackUrlRefused as exc:
-        return Outcome(None, f"refused: {exc}")
+        outcome = Outcome(None, f"refused: {exc}")
+    except TimeoutError:
+        outcome = Outcome(None, f"timeout: no answer within {settings.callback_timeout_seconds:g} s")
     except Exception as exc:  # e.g. httpx.InvalidURL, not an httpx.HTTPError: still a failed attempt
         log.warning("callback delivery %s: request not sent", attempt.delivery_id, exc_info=True)
-        return Outcome(None, f"request not sent: {type(exc).__name__}: {exc}"[:ERROR_CHARS])
+        outcome = Outcome(None, f"request not sent: {type(exc).__name__}: {exc}")
+    if outcome.error is not None:  # what a receiver answered is stored: no NUL, no control characters
+        outcome = Outcome(outcome.status_code, outcome.error.translate(_CONTROL)[:ERROR_CHARS].strip())
+    return outcome
 
 
-def _send(attempt: Attempt, target: Target, settings: Settings, clock: Clock) -> Outcome:
+class _Loop:
+    """One event loop in a thread of its own for every delivery of this process: a worker thread
+    waits for its attempt at most the deadline, whatever a receiver does (an answer trickled a
+    byte at a time would hold a blocking client past any per-read timeout), and the connections
+    of each receiver host stay alive between attempts."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        self.clients: OrderedDict[str, httpx.AsyncClient] = OrderedDict()
+
+    def run(self, work: Coroutine[Any, Any, Outcome], deadline: float) -> Outcome:
+        future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(work, deadline), self._started())
+        try:
+            return future.result(timeout=deadline + 5)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError from None
+
+    def _started(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, name="varco-callbacks", daemon=True).start()
+            return self._loop
+
+    def client_for(self, host: str) -> httpx.AsyncClient:
+        """A client per receiver host (in the loop's thread only): connections go to checked
+        addresses (the URL names the address), so one pool for all would hand a TLS connection
+        verified for one host to another host on the same address. Redirects are not followed
+        (they could lead to an internal address); proxies from the environment are ignored so
+        that the SSRF check applies to the address contacted."""
+        client = self.clients.pop(host, None)
+        if client is None:
+            client = httpx.AsyncClient(
+                follow_redirects=False,
+                trust_env=False,
+                headers={"User-Agent": f"varco/{__version__}", "Accept-Encoding": "identity"},
+            )
+        self.clients[host] = client  # most recently used last
+        if len(self.clients) > MAX_CLIENTS:
+            asyncio.get_running_loop().create_task(self.clients.popitem(last=False)[1].aclose())
+        return client
+
+
+_loop = _Loop()
+
+
+async def _send(attempt: Attempt, target: Target, settings: Settings, clock: Clock) -> Outcome:
     """POST to the first checked address that accepts the connection (localhost may be ::1 and
     127.0.0.1, the receiver listening on one): a refused connection has sent nothing yet."""
     timeout = settings.callback_timeout_seconds
@@ -98,32 +135,34 @@ def _send(attempt: Attempt, target: Target, settings: Settings, clock: Clock) ->
                 signing.EVENT_TYPE_HEADER: attempt.event_type,
             }
         )
+        client = _loop.client_for(target.host)
         try:
-            with _client_for(target.host).stream(
+            async with client.stream(
                 "POST", url, content=attempt.body, headers=headers, timeout=timeout, extensions=extensions
             ) as response:
-                head = _head(response, deadline=time.monotonic() + timeout)
+                head = await _head(response)
         except httpx.ConnectError as exc:
             refused = exc
             continue
         except httpx.TimeoutException:
             return Outcome(None, f"timeout: no answer within {timeout:g} s")
         except httpx.HTTPError as exc:
-            return Outcome(None, f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
+            return Outcome(None, f"{type(exc).__name__}: {exc}")
         if 200 <= response.status_code < 300:
             return Outcome(response.status_code, None)
         text = head[:ERROR_CHARS].decode("utf-8", "replace")
         return Outcome(response.status_code, f"HTTP {response.status_code}: {text}".strip())
-    return Outcome(None, f"ConnectError: {refused}"[:ERROR_CHARS])
+    return Outcome(None, f"ConnectError: {refused}")
 
 
-def _head(response: httpx.Response, deadline: float) -> bytes:
-    """The start of the answer. A short answer is read to its end, so the connection is reused;
-    a long or slow one is cut (the connection is then closed): a receiver cannot keep us reading."""
+async def _head(response: httpx.Response) -> bytes:
+    """The start of the answer, as sent (never decompressed: a small gzip body may inflate to
+    gigabytes). A short answer is read to its end, so the connection is reused; a long one is
+    cut (the connection is then closed); the deadline covers a slow one."""
     head = b""
-    for chunk in response.iter_bytes():
+    async for chunk in response.aiter_raw():
         head += chunk
-        if len(head) > MAX_ANSWER_BYTES or time.monotonic() > deadline:
+        if len(head) > MAX_ANSWER_BYTES:
             break
     return head
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from importlib import resources
+from itertools import islice
 from pathlib import Path
 
 from lxml import etree
@@ -48,4 +49,4 @@ def errors(root: etree._Element, kind: str) -> list[str]:
     xsd = schema(kind)
     if xsd.validate(root.getroottree()):
         return []
-    return [f"line {e.line}: {e.message}" for e in list(xsd.error_log)[:MAX_ERRORS]]
+    return [f"line {e.line}: {e.message}" for e in islice(xsd.error_log, MAX_ERRORS)]

@@ -16,6 +16,7 @@ from sqlalchemy.types import TypeDecorator
 
 from varco.core.clock import as_utc
 from varco.core.dialects import dialect_of
+from varco.core.errors import BadRequest
 from varco.core.uow import Fact, UnitOfWork
 
 T = TypeVar("T")
@@ -213,7 +214,28 @@ def begin_writing_now(session: Session) -> bool:
     return True
 
 
+class NulInText(BadRequest):
+    """A text value holds the NUL character, which no field of the contract may hold."""
+
+
+def _refuse_nul(_conn: object, _cursor: object, _statement: str, parameters: Any, *_args: object) -> None:
+    # PostgreSQL refuses NUL in text (a DataError, a 500 and a dropped connection); SQLite stores it.
+    # Refused here, for every statement on both databases: a 400 wherever the value came from.
+    rows = parameters if isinstance(parameters, list) else [parameters]
+    for row in rows:
+        values = row.values() if isinstance(row, dict) else row if isinstance(row, tuple | list) else ()
+        for value in values:
+            if isinstance(value, str) and "\x00" in value:
+                raise NulInText("Text values cannot contain the NUL character (U+0000)")
+
+
 def make_engine(url: str) -> Engine:
+    engine = _make_engine(url)
+    event.listen(engine, "before_cursor_execute", _refuse_nul)
+    return engine
+
+
+def _make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         factory = type("QueuedWriters", (_QueuedWriters,), {"writer_lock": threading.Lock(), "waiting": [0]})
         connect_args = {"check_same_thread": False, "isolation_level": None, "factory": factory}

@@ -16,6 +16,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
@@ -230,7 +231,22 @@ def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    """SQLite's write lock held past busy_timeout by another writer: busy, not broken (503 0095)."""
+    if "database is locked" in str(exc):
+        log.warning("request %s: the database stayed locked", request_id(request))
+        return render(
+            request,
+            status=503,
+            code="0095",
+            message="Service temporarily unavailable: the database is busy; retry later",
+            headers={"Retry-After": "5", "X-Request-ID": request_id(request)},
+        )
+    return _unexpected(request, exc)
+
+
 def install_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(OperationalError, _database_error)
     app.add_exception_handler(VarcoError, _varco_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -6,6 +6,7 @@ import logging
 import re
 import uuid
 from contextvars import ContextVar
+from urllib.parse import unquote_plus
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -44,15 +45,26 @@ class RequestIdMiddleware:
 
 
 # Query parameters whose values never reach a log line: clients that put credentials in the query
-# string are refused (§5.2), but the access log writes the request line before that.
-_SECRET_QUERY = re.compile(
-    r"([?&;][^=&;#]*(?:pass|pwd|token|secret|key|credential|signature|auth)[^=&;#]*=)[^&;#]*", re.IGNORECASE
+# string are refused (§5.2), but the access log writes the request line before that. Names are
+# matched decoded (`p%61ssword` is `password`).
+_SECRET_NAME = re.compile(
+    r"pass|pwd|token|secret|key|credential|signature|auth|bearer|session", re.IGNORECASE
 )
+_PARAMETER = re.compile(r"([^=&;#]*)(=?)([^&;#]*)")
 
 
 def scrub_query(path: str) -> str:
     """The path with the values of secret-looking query parameters replaced by `***`."""
-    return _SECRET_QUERY.sub(r"\1***", path) if "?" in path else path
+    base, mark, query = path.partition("?")
+    if not mark:
+        return path
+
+    def scrub(match: re.Match[str]) -> str:
+        name, equals, value = match.groups()
+        secret = value and _SECRET_NAME.search(unquote_plus(name))
+        return f"{name}{equals}***" if secret else match.group(0)
+
+    return f"{base}?{_PARAMETER.sub(scrub, query)}"
 
 
 class ScrubQueryFilter(logging.Filter):

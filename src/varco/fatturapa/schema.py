@@ -6,6 +6,7 @@ import re
 import threading
 from dataclasses import dataclass
 from importlib import resources
+from itertools import islice
 from pathlib import Path
 
 from lxml import etree
@@ -116,13 +117,13 @@ def validate_schema(root: etree._Element) -> list[Finding]:
     if schema.validate(root.getroottree()):
         return []
     label = SCHEMAS[root.tag].label
-    entries = list(schema.error_log)
-    findings = [_finding(entry, label) for entry in entries[:MAX_XSD_FINDINGS]]
-    if len(entries) > MAX_XSD_FINDINGS:
+    log = schema.error_log
+    findings = [_finding(entry, label) for entry in islice(log, MAX_XSD_FINDINGS)]
+    if len(log) > MAX_XSD_FINDINGS:
         findings.append(
             Finding(
                 code="0092",
-                message=f"... and {len(entries) - MAX_XSD_FINDINGS} more {label} XSD errors",
+                message=f"... and {len(log) - MAX_XSD_FINDINGS} more {label} XSD errors",
                 stage="sync",
                 hint="Fix the errors above and validate again.",
             )

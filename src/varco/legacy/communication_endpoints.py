@@ -27,6 +27,7 @@ from varco.legacy.schemas import (
     TransmissionQuery,
     V1Credentials,
 )
+from varco.limits import credentials
 from varco.limits import service as limits
 
 router = shaped_router(
@@ -44,7 +45,12 @@ def _account(request: Request, body: V1Credentials, session: SessionDep, clock: 
     """The body's userName/password (§9); without a password, a valid bearer token is accepted."""
     try:
         if body.userName and body.password:
-            account = auth.check_credentials(session, body.userName, body.password, clock)
+            credentials.refuse_if_guessing(request, body.userName, clock)  # 429, as for sign-in
+            try:
+                account = auth.check_credentials(session, body.userName, body.password, clock)
+            except auth.WrongCredentials:
+                credentials.count_failure(request, body.userName, clock)
+                raise
         elif (token := bearer_token(request)) is not None:
             account = auth.authenticate(session, token, clock)
         else:

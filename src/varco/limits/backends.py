@@ -38,6 +38,10 @@ class LimiterBackend(Protocol):
         """`hit_window` for the ASGI middleware (does not block the event loop on I/O)."""
         ...
 
+    def peek_window(self, key: str, now_ms: int, limit: int, window_ms: int = MINUTE_MS) -> WindowDecision:
+        """Would a call fit the window now? Counts nothing."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -85,6 +89,13 @@ class MemoryBackend:
         self, key: str, now_ms: int, limit: int, window_ms: int = MINUTE_MS
     ) -> WindowDecision:
         return self.hit_window(key, now_ms, limit, window_ms)  # microseconds under a lock: no I/O
+
+    def peek_window(self, key: str, now_ms: int, limit: int, window_ms: int = MINUTE_MS) -> WindowDecision:
+        with self._lock:
+            times = [t for t in self._windows.get(key, ()) if t > now_ms - window_ms]
+        if len(times) < limit:
+            return WindowDecision(True, limit, len(times), 0)
+        return WindowDecision(False, limit, len(times), times[0] + window_ms - now_ms)
 
     def close(self) -> None:
         pass

@@ -59,6 +59,20 @@ local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {0, count, tonumber(oldest[2]) + window - now}
 """
 
+# The same window, looked at without counting: {count, retry_after_ms when full}.
+PEEK_LUA = """
+local now = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local count = redis.call('ZCARD', KEYS[1])
+if count < limit then
+  return {count, 0}
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {count, tonumber(oldest[2]) + window - now}
+"""
+
 _members = itertools.count()
 
 
@@ -73,6 +87,7 @@ class RedisBackend:
         self.client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self._tier = self.client.register_script(TIER_LUA)
         self._window = self.client.register_script(WINDOW_LUA)
+        self._peek = self.client.register_script(PEEK_LUA)
         # redis.asyncio clients belong to one event loop (uvicorn has one; each TestClient its own).
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
@@ -99,6 +114,13 @@ class RedisBackend:
         except RedisError as exc:
             raise LimiterUnavailable(f"limiter state unreachable: {exc}") from exc
         return WindowDecision(bool(result[0]), limit, int(result[1]), int(result[2]))
+
+    def peek_window(self, key: str, now_ms: int, limit: int, window_ms: int = MINUTE_MS) -> WindowDecision:
+        try:
+            count, retry = self._peek(keys=[self.prefix + key], args=[now_ms, limit, window_ms])
+        except RedisError as exc:
+            raise LimiterUnavailable(f"limiter state unreachable: {exc}") from exc
+        return WindowDecision(int(count) < limit, limit, int(count), int(retry))
 
     async def ahit_window(
         self, key: str, now_ms: int, limit: int, window_ms: int = MINUTE_MS

@@ -140,6 +140,7 @@ ITALIAN: dict[str, str] = {
     "no.": "n.",
     "Document total": "Totale documento",
     "Lines": "Righe",
+    "and %d more lines: see the XML file": "e altre %d righe: vedere il file XML",
     "No.": "N.",
     "Description": "Descrizione",
     "Quantity": "Quantità",

@@ -10,7 +10,10 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import FileResponse, Response
 from starlette.exceptions import HTTPException
 
+from varco.auth import service as auth
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
+from varco.limits import credentials
+from varco.limits.errors import LimitError
 from varco.panel import sessions
 from varco.panel.i18n import LANGUAGES
 from varco.panel.web import (
@@ -67,10 +70,25 @@ def login(
 ) -> Response:
     check_login_csrf(request, csrf_token)
     try:
-        cookie = sessions.sign_in(
-            session, username.strip(), password, request.headers.get("user-agent", ""), settings, clock
-        )
-    except sessions.SignInRefused:
+        credentials.refuse_if_guessing(request, username.strip(), clock)
+        try:
+            cookie = sessions.sign_in(
+                session, username.strip(), password, request.headers.get("user-agent", ""), settings, clock
+            )
+        except auth.WrongCredentials:
+            credentials.count_failure(request, username.strip(), clock)
+            raise sessions.SignInRefused() from None
+    except (sessions.SignInRefused, LimitError) as refused:
+        if isinstance(refused, LimitError):
+            return page(
+                request,
+                "login.html",
+                status=429,
+                csrf_login=csrf_token,
+                next=_safe_next(next),
+                error=str(refused),
+                username=username,
+            )
         response = page(
             request,
             "login.html",
@@ -140,6 +158,8 @@ def register(
     repeated: str = Form(""),
 ) -> Response:
     check_csrf(current, csrf_token)
+    if sessions.is_registered(session, current.account):  # a second post (back button, double click)
+        return redirect("/panel/invoices/out")
     try:
         sessions.complete_registration(
             session,

@@ -13,7 +13,7 @@ from varco.accounts.models import Account
 from varco.auth import service as auth
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest
-from varco.core.security import hash_password, new_token, token_digest, verify_password
+from varco.core.security import hash_password, new_token, token_digest
 from varco.core.uow import UnitOfWork
 from varco.panel.models import PanelRegistration, PanelSession
 from varco.settings import Settings
@@ -44,9 +44,7 @@ def sign_in(
     session: UnitOfWork, username: str, password: str, user_agent: str, settings: Settings, clock: Clock
 ) -> str:
     """Check the password like the API does and open a browser session; returns the signed cookie value."""
-    account = accounts.find(session, username)
-    if not verify_password(account.password_hash if account else None, password) or account is None:
-        raise SignInRefused()
+    account = auth.verify_credentials(session, username, password)  # WrongCredentials: counted
     if not may_use_panel(account, clock):
         raise SignInRefused()
     token, now = new_token(), clock.now()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -61,7 +62,9 @@ def redirect(url: str) -> RedirectResponse:
 
 def _login_redirect(request: Request) -> HTTPException:
     # The one error handler keeps our headers: a 303 with Location is followed by every browser.
-    return HTTPException(303, "sign in first", headers={"Location": f"/panel/login?next={request.url.path}"})
+    # Percent-encoded again: a header holds Latin-1 only, and the path is the client's.
+    target = quote(request.url.path, safe="/")
+    return HTTPException(303, "sign in first", headers={"Location": f"/panel/login?next={target}"})
 
 
 def signed_in(

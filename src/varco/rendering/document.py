@@ -10,6 +10,11 @@ from lxml import etree
 
 from varco.fatturapa.parsing import parse_xml
 
+# A readable copy, not the document (the XML is): bounded, so that a 5 MB file of 16,000 lines
+# cannot hold a worker (and SQLite's write lock) for a minute (docs/security.md).
+MAX_LINES = 200
+MAX_DESCRIPTION = 200
+
 
 @dataclass(frozen=True)
 class PartyView:
@@ -71,10 +76,11 @@ class BodyView:
     currency: str | None
     total: str | None
     causale: list[str]
-    lines: list[LineView]
+    lines: list[LineView]  # the first MAX_LINES
     vat: list[VatView]
     payments: list[PaymentView]
     attachments: list[AttachmentView]
+    more_lines: int = 0  # lines not shown (the XML holds them)
 
 
 @dataclass(frozen=True)
@@ -195,17 +201,18 @@ def _payments(body: etree._Element) -> list[PaymentView]:
 def _body_ordinary(position: int, body: etree._Element) -> BodyView:
     general = body.find("DatiGenerali/DatiGeneraliDocumento")
     goods = body.find("DatiBeniServizi")
+    found = goods.findall("DettaglioLinee") if goods is not None else []
     lines = [
         LineView(
             number=_text(line, "NumeroLinea") or "",
-            description=_text(line, "Descrizione") or "",
+            description=(_text(line, "Descrizione") or "")[:MAX_DESCRIPTION],
             quantity=_text(line, "Quantita"),
             unit_price=_text(line, "PrezzoUnitario"),
             total=_text(line, "PrezzoTotale"),
             vat_rate=_text(line, "AliquotaIVA"),
             natura=_text(line, "Natura"),
         )
-        for line in (goods.findall("DettaglioLinee") if goods is not None else [])
+        for line in found[:MAX_LINES]
     ]
     vat = [
         VatView(
@@ -231,17 +238,19 @@ def _body_ordinary(position: int, body: etree._Element) -> BodyView:
         vat=vat,
         payments=_payments(body),
         attachments=_attachments(body),
+        more_lines=max(0, len(found) - MAX_LINES),
     )
 
 
 def _body_simplified(position: int, body: etree._Element) -> BodyView:
     general = body.find("DatiGenerali/DatiGeneraliDocumento")
     lines = []
-    for number, row in enumerate(body.findall("DatiBeniServizi"), start=1):
+    found = body.findall("DatiBeniServizi")
+    for number, row in enumerate(found[:MAX_LINES], start=1):
         lines.append(
             LineView(
                 number=str(number),
-                description=_text(row, "Descrizione") or "",
+                description=(_text(row, "Descrizione") or "")[:MAX_DESCRIPTION],
                 quantity=None,
                 unit_price=None,
                 total=_text(row, "Importo"),
@@ -258,7 +267,7 @@ def _body_simplified(position: int, body: etree._Element) -> BodyView:
             tax=_text(row, "DatiIVA/Imposta"),
             esigibilita=None,
         )
-        for row in body.findall("DatiBeniServizi")
+        for row in found[:MAX_LINES]
     ]
     return BodyView(
         position=position,
@@ -272,6 +281,7 @@ def _body_simplified(position: int, body: etree._Element) -> BodyView:
         vat=vat,
         payments=[],
         attachments=_attachments(body),
+        more_lines=max(0, len(found) - MAX_LINES),
     )
 
 

@@ -88,6 +88,9 @@ def _body(pdf: FPDF, body: BodyView, count: int) -> None:
             ],
             (8, 70, 18, 24, 24, 14, 16),
         )
+    if body.more_lines:
+        note = f"... e altre {body.more_lines} righe: vedere il file XML"
+        pdf.multi_cell(0, 4, _safe(note), new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     if body.vat:
         _heading(pdf, "Riepilogo IVA", 9)
         _table(

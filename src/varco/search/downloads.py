@@ -11,7 +11,7 @@ import logging
 import secrets
 import zipfile
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
@@ -23,6 +23,7 @@ from varco.core.errors import NotFound
 from varco.core.models import JobRow
 from varco.core.numbers import whole_number
 from varco.core.uow import UnitOfWork
+from varco.invoices.models import Invoice
 from varco.rendering import service as rendering
 from varco.search import archives, report, service
 from varco.search.models import DownloadJob
@@ -139,7 +140,7 @@ def build_step(session: UnitOfWork, job_id: str, step: int, clock: Clock) -> Non
     if job is None or job.status in ("COMPLETED", "FAILED") or step != len(job.part_blob_ids):
         return  # finished, expired, or a stale wake-up
     settings = get_settings()
-    chunk = job.invoice_ids[job.done : job.done + settings.download_chunk_size]
+    chunk = _next_chunk(session, job, settings)
     try:
         if chunk:
             _pack(session, job, chunk, settings, clock)
@@ -149,6 +150,25 @@ def build_step(session: UnitOfWork, job_id: str, step: int, clock: Clock) -> Non
         log.warning("download %s failed: %s", job.id, exc)
         _drop_parts(session, job)
         job.status, job.error, job.updated_at = "FAILED", str(exc), clock.now()
+
+
+def _next_chunk(session: UnitOfWork, job: DownloadJob, settings: Settings) -> list[int]:
+    """The invoices of the next step: at most `download_chunk_size` (fewer with PDFs) and
+    `download_chunk_bytes` of stored files (at least one), so that a step's memory is bounded."""
+    size = settings.download_pdf_chunk_size if "PDF" in job.kinds else settings.download_chunk_size
+    candidates = job.invoice_ids[job.done : job.done + size]
+    if not candidates:
+        return []
+    query = select(Invoice.id, Blob.size).join(Blob, Blob.id == Invoice.blob_id)
+    sizes = dict(session.execute(query.where(Invoice.id.in_(candidates))).all())
+    chunk: list[int] = []
+    total = 0
+    for invoice_id in candidates:
+        total += sizes.get(invoice_id, 0)
+        if chunk and total > settings.download_chunk_bytes:
+            break
+        chunk.append(invoice_id)
+    return chunk
 
 
 def _pack(session: UnitOfWork, job: DownloadJob, chunk: list[int], settings: Settings, clock: Clock) -> None:
@@ -169,7 +189,7 @@ def _pack(session: UnitOfWork, job: DownloadJob, chunk: list[int], settings: Set
         if "PDF" in job.kinds:  # the same rendering as the detail's pdfFile and the panel's download
             entries.append((rendering.pdf_name(invoice.filename), rendering.pdf_of(invoice.filename, stored)))
     part = archives.zip_files(entries)
-    used = sum(b.size for b in _blobs(session, job.part_blob_ids)) + len(part)
+    used = _stored_size(session, job.part_blob_ids) + len(part)
     if used > settings.download_max_bytes:
         raise DownloadTooLarge(
             f"the ZIP would exceed {settings.download_max_bytes // (1024 * 1024)} MB; ask for fewer invoices"
@@ -184,8 +204,9 @@ def _pack(session: UnitOfWork, job: DownloadJob, chunk: list[int], settings: Set
 def _finish(session: UnitOfWork, job: DownloadJob, settings: Settings, clock: Clock) -> None:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for part in _blobs(session, job.part_blob_ids):
-            with zipfile.ZipFile(io.BytesIO(part.content)) as source:
+        for part_id in job.part_blob_ids:  # one part in memory at a time
+            content = session.scalar(select(Blob.content).where(Blob.id == part_id))  # not kept: no cache
+            with zipfile.ZipFile(io.BytesIO(content or b"")) as source:
                 for name in source.namelist():
                     archive.writestr(name, source.read(name))
         if "REPORT" in job.kinds:
@@ -197,11 +218,10 @@ def _finish(session: UnitOfWork, job: DownloadJob, settings: Settings, clock: Cl
     job.blob_id, job.status, job.updated_at = blob.id, "COMPLETED", clock.now()
 
 
-def _blobs(session: UnitOfWork, ids: list[int]) -> list[Blob]:
+def _stored_size(session: UnitOfWork, ids: list[int]) -> int:
     if not ids:
-        return []
-    found = {b.id: b for b in session.scalars(select(Blob).where(Blob.id.in_(ids)))}
-    return [found[i] for i in ids if i in found]
+        return 0
+    return session.scalar(select(func.sum(Blob.size)).where(Blob.id.in_(ids))) or 0
 
 
 def _drop_parts(session: UnitOfWork, job: DownloadJob) -> None:
