@@ -12,7 +12,14 @@ import varco
 SRC = Path(varco.__file__).parent
 # Entry points may import any service: the web layer, the CLI, the jobs, the panel, the factories.
 ENTRY_SUFFIXES = ("endpoints", ".cli", ".tasks", ".commands")
-ENTRY_MODULES = {"varco.app", "varco.cli", "varco.cli_support", "varco.jobs_list", "varco.openapi"}
+ENTRY_MODULES = {
+    "varco.app",
+    "varco.cli",
+    "varco.cli_support",
+    "varco.jobs_list",
+    "varco.openapi",
+    "varco.sdicoop_listener",
+}
 ENTRY_PACKAGES = ("varco.panel", "varco.migrations", "varco.validate_cli")
 
 

@@ -35,8 +35,21 @@ def test_production_refuses_sqlite():
 
 
 def test_production_accepts_real_settings():
-    s = Settings(profile="production", secret_key="x" * 40, database_url="postgresql+psycopg://x@h/db")
-    assert not s.resolved_database_url.startswith("sqlite")
+    s = Settings(
+        profile="production",
+        secret_key="x" * 40,
+        database_url="postgresql+psycopg://x@h/db",
+        sdi_channel="sdicoop",
+    )
+    assert not s.resolved_database_url.startswith("sqlite") and s.channel == "sdicoop"
+
+
+def test_production_refuses_to_guess_the_sdi_channel():
+    real = {"secret_key": "x" * 40, "database_url": "postgresql+psycopg://x@h/db"}
+    with pytest.raises(ValidationError, match="VARCO_SDI_CHANNEL"):
+        Settings(profile="production", **real)
+    assert Settings(profile="production", sdi_channel="simulator", **real).channel == "simulator"
+    assert Settings().channel == "simulator"  # the demo default
 
 
 def test_environment_overrides(monkeypatch):

@@ -24,6 +24,8 @@ from varco.limits.middleware import install as install_limits
 from varco.panel.routes import router as panel_router
 from varco.sdi.endpoints import admin_router as sdi_admin_router
 from varco.sdi.endpoints import esito_router as sdi_esito_router
+from varco.sdi.sdicoop_endpoints import MTLS_STATE
+from varco.sdi.sdicoop_endpoints import router as sdicoop_router
 from varco.search.endpoints import router as search_router
 
 DESCRIPTION = """
@@ -69,6 +71,7 @@ def create_app() -> FastAPI:
         invoices_router,
         sdi_esito_router,
         sdi_admin_router,
+        sdicoop_router,
         search_router,
         callbacks_router,
         comfin_router,
@@ -79,4 +82,16 @@ def create_app() -> FastAPI:
         app.include_router(router)
     install_openapi_examples(app)  # examples keep their null fields
     openapi.install(app)  # each operation's refusals, in its route's shape
+    return app
+
+
+def create_sdicoop_app() -> FastAPI:
+    """The services the SDI calls, alone, for the listener whose TLS checks the SDI's client
+    certificate (`varco serve --sdicoop-port`): whoever reaches them there is the SDI."""
+    app = FastAPI(title="varco SDICoop", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
+    install_handlers(app)
+    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(RequestIdMiddleware)
+    app.include_router(sdicoop_router)
+    setattr(app.state, MTLS_STATE, True)
     return app

@@ -53,6 +53,19 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port")] = 8000,
     worker: Annotated[bool, typer.Option(help="Run the in-process worker (embedded mode)")] = True,
+    sdicoop_port: Annotated[
+        int | None,
+        typer.Option(help="Also serve the SDICoop services on this port, TLS with client certificates"),
+    ] = None,
+    ssl_certfile: Annotated[
+        Path | None, typer.Option(help="That listener's certificate (else VARCO_SDICOOP_SERVER_CERT)")
+    ] = None,
+    ssl_keyfile: Annotated[
+        Path | None, typer.Option(help="That listener's key (else VARCO_SDICOOP_SERVER_KEY)")
+    ] = None,
+    ssl_ca_certs: Annotated[
+        Path | None, typer.Option(help="CA of the clients it accepts (else VARCO_SDICOOP_CLIENT_CA)")
+    ] = None,
 ) -> None:
     """Run the API (and, in embedded mode, an in-process worker)."""
     import uvicorn
@@ -60,6 +73,12 @@ def serve(
     from varco.app import configure_logging, create_app
 
     settings = settings_or_exit()
+    sdicoop = None
+    if sdicoop_port is not None:
+        from varco.sdicoop_listener import sdicoop_listener
+
+        tls = {"cert": ssl_certfile, "key": ssl_keyfile, "client_ca": ssl_ca_certs}
+        sdicoop = sdicoop_listener(settings, host, sdicoop_port, **{k: v for k, v in tls.items() if v})
     configure_logging()
     prepare_database()
     if settings.profile == "demo" and settings.demo_data:
@@ -78,7 +97,13 @@ def serve(
     gc.freeze()
     # proxy_headers off: uvicorn would trust X-Forwarded-For from 127.0.0.1 by itself; varco reads
     # it only from VARCO_TRUSTED_PROXIES (limits/ip.py).
-    uvicorn.run(application, host=host, port=port, log_level="info", proxy_headers=False)
+    if sdicoop is not None:
+        sdicoop.start()
+    try:
+        uvicorn.run(application, host=host, port=port, log_level="info", proxy_headers=False)
+    finally:
+        if sdicoop is not None:
+            sdicoop.stop()
 
 
 def seed_demo() -> None:

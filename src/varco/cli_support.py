@@ -42,5 +42,3 @@ def prepare_database() -> None:
     settings_or_exit()
     jobs_list.install()
     migrate.upgrade(get_database().url)
-
-

@@ -113,6 +113,33 @@ class Settings(BaseSettings):
     reconcile_interval_seconds: int = 60
     # In-process worker threads for `varco serve` in embedded mode.
     embedded_workers: int = 2
+    # The channel to the Exchange System (docs/sdicoop.md): "simulator" (in this process) or
+    # "sdicoop" (SOAP 1.1 web services with mutual TLS). Unset: the simulator on the demo
+    # profile; the production profile refuses to start without an explicit choice.
+    sdi_channel: Literal["simulator", "sdicoop"] | None = None
+    # Calling the SDI: varco's client certificate and key (PEM), the SDI's CA bundle, the services
+    # (test and production hosts differ; both are settings, never constants)
+    sdicoop_cert: Path | None = None
+    sdicoop_key: Path | None = None
+    sdicoop_ca: Path | None = None
+    sdicoop_ricevi_file_url: str | None = None
+    sdicoop_ricevi_notifica_url: str | None = None
+    sdicoop_trasmissione_file_url: str | None = None
+    sdicoop_timeout_seconds: float = 60.0
+    sdicoop_retry_base: Duration = timedelta(minutes=1)  # EI02, ES02, a refused connection: doubling
+    sdicoop_retry_max_delay: Duration = timedelta(hours=1)
+    # The SDI may have a file whose answer was lost: no second call before this (its notifications
+    # name the file and settle it meanwhile); then a re-send, whose copy the SDI refuses (00002)
+    sdicoop_unknown_resend_after: Duration = timedelta(days=2)
+    sdicoop_poll_interval: Duration = timedelta(minutes=5)  # SdITrasmissioneFile.Esito
+    # Being called by the SDI (/sdicoop/...): the client certificates are checked by TLS on the
+    # listener of `varco serve --sdicoop-port` (issued by `sdicoop_client_ca`); behind a reverse
+    # proxy that checks them, this header (from VARCO_TRUSTED_PROXIES only) must say SUCCESS.
+    sdicoop_client_ca: Path | None = None
+    sdicoop_server_cert: Path | None = None  # that listener's own certificate and key (PEM)
+    sdicoop_server_key: Path | None = None
+    sdicoop_client_verify_header: str | None = None
+    sdicoop_inbound_open: bool = False  # tests only: /sdicoop on the main listener, unchecked
     # Search (issue 7): v2 creation window, bulk downloads, preservation packages
     search_window: Duration = timedelta(days=10)  # decisions.md: creation window at most 10 days
     download_max_ids: int = 1000  # invoices per bulk download
@@ -153,6 +180,10 @@ class Settings(BaseSettings):
                 )
             if self.resolved_database_url.startswith("sqlite"):
                 raise ValueError("VARCO_DATABASE_URL must point at PostgreSQL in production (SQLite refused)")
+            if self.sdi_channel is None:
+                raise ValueError("VARCO_SDI_CHANNEL must be set in production: simulator or sdicoop")
+            if self.sdicoop_inbound_open:
+                raise ValueError("VARCO_SDICOOP_INBOUND_OPEN is for tests: refused in production")
         if len(self.recipient_code) != 7:
             raise ValueError("VARCO_RECIPIENT_CODE must have seven characters")
         return self
@@ -169,6 +200,11 @@ class Settings(BaseSettings):
         if self.max_file_body_bytes is not None:
             return self.max_file_body_bytes
         return self.max_upload_bytes * 4 // 3 * 103 // 100 + 64 * 1024
+
+    @property
+    def channel(self) -> str:
+        """The SDI channel in use: the simulator unless `sdi_channel` says otherwise."""
+        return self.sdi_channel or "simulator"
 
     @property
     def embedded(self) -> bool:

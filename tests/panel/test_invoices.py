@@ -159,7 +159,7 @@ def test_sdi_errors_are_shown_with_the_validators_hints(client, queue):
     queue.drain()  # the asynchronous checks (§7.3a) find the check digit: FATRSM212
     detail = client.get(f"/panel/invoices/out/{invoice_id}").text
     table = re.search(r'<table id="sdi-errors">.*?</table>', detail, re.S).group(0)
-    assert "<th scope=\"col\">Suggerimento</th>" in table
+    assert '<th scope="col">Suggerimento</th>' in table
     [(code, description, shown)] = re.findall(r"<tr><td>(\w+)</td><td>(.*?)</td><td>(.*?)</td></tr>", table)
     assert code == "FATRSM212" and description.startswith("00305 - ") and shown == hint
     english = client.get(f"/panel/invoices/out/{invoice_id}", headers={"Accept-Language": "en"}).text

@@ -25,7 +25,7 @@ from varco.invoices.models import InvoiceTransition
 from varco.invoices.states import InvoiceState as S
 from varco.sdi import inbound, messages
 from varco.sdi.channels import get_channel
-from varco.sdi.models import SimFile
+from varco.sdi.models import SimFile, UnmatchedMessage
 from varco.sdi.simulator import engine, signing
 from varco.sdi.simulator.control import set_scenario
 from varco.settings import get_settings
@@ -107,18 +107,25 @@ def test_malformed_notifications_are_refused(db, clock, xml, fragment):
         deliver("IT05555550028_00001_RC_001.xml", xml, clock)
 
 
-def test_notification_for_an_unknown_or_mismatched_file_is_refused(db, clock, queue):
+def test_notification_for_an_unknown_or_mismatched_file_is_kept_aside(db, clock, queue):
     invoice_ = sent()
     rc = messages.ricevuta_consegna(
         "999999999999", invoice_.filename, clock.now(), clock.now(), ("ABC1234", "x"), "1"
     )
-    with pytest.raises(inbound.NotificationRefused, match="no invoice"):
-        deliver("X_RC_001.xml", signed(rc, clock), clock)
+    assert deliver("X_RC_001.xml", signed(rc, clock), clock) is None
     rc = messages.ricevuta_consegna(
         invoice_.sdi_id, "IT0_OTHER.xml", clock.now(), clock.now(), ("ABC1234", "x"), "1"
     )
-    with pytest.raises(inbound.NotificationRefused, match="NomeFile"):
-        deliver("X_RC_001.xml", signed(rc, clock), clock)
+    assert deliver("X_RC_002.xml", signed(rc, clock), clock) is None
+    assert deliver("X_RC_002.xml", signed(rc, clock), clock) is None  # once per file name
+    assert state(invoice_.id) == S.INVIATA and types(invoice_.id) == []
+    with unit_of_work() as session:
+        kept = session.scalars(
+            select(UnmatchedMessage).where(UnmatchedMessage.filename.in_(["X_RC_001.xml", "X_RC_002.xml"]))
+        ).all()
+        reasons = {row.filename: row.reason for row in kept}
+    assert "another transmission" in reasons["X_RC_001.xml"]  # the copy of a re-send
+    assert "NomeFile IT0_OTHER.xml" in reasons["X_RC_002.xml"]
 
 
 def test_send_invoice_twice_submits_once(db, clock, queue):

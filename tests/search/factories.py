@@ -88,9 +88,7 @@ def move(invoice_id: int, *events: InvoiceEvent, sdi_id: str | None = None) -> I
     """Drive a sent invoice through the lifecycle (the SDI simulator does this in production)."""
     with unit_of_work() as session:
         for event in events:
-            invoices.apply_event(
-                session, invoice_id, event, key=f"test:{event.value}", clock=current_clock()
-            )
+            invoices.apply_event(session, invoice_id, event, key=f"test:{event.value}", clock=current_clock())
         if sdi_id is not None:
             session.get(Invoice, invoice_id).sdi_id = sdi_id
     return invoice(invoice_id=invoice_id)

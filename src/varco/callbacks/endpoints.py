@@ -50,13 +50,7 @@ FEED_EXAMPLES = {
             {"name": name, "in": "header", "required": True, "schema": {"type": "string"}}
             for name in (signing.SIGNATURE_HEADER, signing.EVENT_ID_HEADER, signing.EVENT_TYPE_HEADER)
         ],
-        "requestBody": {
-            "content": {
-                "application/json": {
-                    "examples": DELIVERY_EXAMPLES
-                }
-            }
-        },
+        "requestBody": {"content": {"application/json": {"examples": DELIVERY_EXAMPLES}}},
     },
     responses={200: {"description": "Any 2xx: delivered"}},
 )
@@ -154,15 +148,7 @@ client that was down catches up without loss. Each item is exactly the body a ca
     response_model=EventPage,
     summary="The event feed (catch up after an outage)",
     description=FEED_DOC,
-    responses={
-        200: {
-            "content": {
-                "application/json": {
-                    "examples": FEED_EXAMPLES
-                }
-            }
-        }
-    },
+    responses={200: {"content": {"application/json": {"examples": FEED_EXAMPLES}}}},
 )
 def event_feed(
     caller: Caller, session: SessionDep, settings: SettingsDep, after: Q = None, limit: Q = None

@@ -52,5 +52,3 @@ def fan_out(session: UnitOfWork, event: Event, clock: Clock | None = None) -> li
             wake(session, delivery.id, clock)
         created.append(delivery)
     return created
-
-

@@ -5,6 +5,7 @@ so that a channel may deliver here without importing what sends through it."""
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from varco.comfin import states, xsd
 from varco.comfin.models import ComfinRequest
@@ -18,6 +19,15 @@ from varco.fatturapa.parsing import parse_xml, text_at
 log = logging.getLogger("varco.comfin")
 
 SEAL = jobs.Task("comfin.seal", ("request_pk",))  # run by comfin.tasks.seal
+
+
+def record_receipt(session: UnitOfWork, pk: int, file_id: str, received_at: datetime, clock: Clock) -> None:
+    """The SDI took the communication: its IDFile and time (once; a second answer changes nothing)."""
+    request = ComfinRepository(session).get_for_update(pk)
+    if request is None or request.file_id is not None:
+        return
+    request.file_id, request.receipt_at = file_id, received_at
+    request.status, request.updated_at = "SENT", clock.now()
 
 
 def receive_outcome(
@@ -56,5 +66,3 @@ def _read_esito(xml: bytes) -> str | None:
     if xsd.errors(root, "ESITO"):
         return None
     return text_at(root, "Esito")
-
-

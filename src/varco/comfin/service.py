@@ -10,7 +10,7 @@ from datetime import datetime
 
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
-from varco.comfin import files, states
+from varco.comfin import files, inbound, states
 from varco.comfin.errors import ComfinRefused
 from varco.comfin.models import ComfinRequest
 from varco.comfin.repository import ComfinRepository
@@ -78,9 +78,7 @@ def create(
     blobs.rename(session, blob.id, request.file_name)
     for _ in data.communications:  # §8.4/§8.5: every communication counts like an invoice
         usage.charge(session, payer, clock)
-    jobs.enqueue(
-        session, TRANSMIT, key=f"comfin.transmit:{request.id}", clock=clock, request_pk=request.id
-    )
+    jobs.enqueue(session, TRANSMIT, key=f"comfin.transmit:{request.id}", clock=clock, request_pk=request.id)
     log.info("comfin %s accepted: %s %s for %s", request.request_id, kind, request.file_name, owner.username)
     return request
 
@@ -143,10 +141,10 @@ def transmit(session: UnitOfWork, pk: int, clock: Clock) -> None:
     if request is None or request.file_id is not None or request.result != "SF01":
         return
     receipt = channels.get_communication_channel().send_communication(
-        session, request.file_name, request.kind, repo.content(request.blob_id), clock
+        session, request.id, request.file_name, request.kind, repo.content(request.blob_id), clock
     )
-    request.file_id, request.receipt_at = receipt.file_id, receipt.received_at
-    request.status, request.updated_at = "SENT", clock.now()
+    if receipt is not None:  # else the channel records it when the SDI answers
+        inbound.record_receipt(session, request.id, receipt.file_id, receipt.received_at, clock)
 
 
 def seal(session: UnitOfWork, pk: int, clock: Clock) -> None:

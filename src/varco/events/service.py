@@ -66,4 +66,3 @@ def page(session: UnitOfWork, account_ids: list[int], after: int, limit: int) ->
             raise FeedBusy() from None
         session.execute(text("SET LOCAL lock_timeout = 0"))
     return EventRepository(session).after(account_ids, after, limit)
-

@@ -88,7 +88,7 @@ _BODY = {
     "requestBody": {
         "required": True,
         "content": {"application/json": {"schema": UploadRequest.model_json_schema()}},
-    }
+    },
 }
 
 

@@ -70,6 +70,9 @@ class Invoice(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
     sdi_received_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # when the SDI took the file
+    # when the checks passed and the channel took the file; with SDICoop the IdentificativoSdI
+    # (and state 3) come later, from the SDI's answer
+    handed_over_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # RC time (PA: DT deadline base)
     outcome_deadline_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # DT / esito window end
 

@@ -42,8 +42,8 @@ def _error(code: str, detail: str | None = None) -> dict[str, str]:
 def process_invoice(session: UnitOfWork, invoice_id: int, clock: Clock) -> None:
     """Run the asynchronous checks of one accepted invoice and move it to state 2 or 3."""
     invoice = InvoiceRepository(session).get_for_update(invoice_id)
-    if invoice is None or invoice.state != InvoiceState.PRESA_IN_CARICO:
-        return  # already processed: a duplicate wake-up changes nothing
+    if invoice is None or invoice.state != InvoiceState.PRESA_IN_CARICO or invoice.handed_over_at:
+        return  # already processed (or handed to the channel): a duplicate wake-up changes nothing
     # Nothing read below depends on the invoice's pending changes: they go in one UPDATE at the end.
     with session.no_autoflush:
         _process(session, invoice, clock)
@@ -57,10 +57,12 @@ def _process(session: UnitOfWork, invoice: Invoice, clock: Clock) -> None:
             session, invoice.id, InvoiceEvent.CHECKS_FAILED, key="process", clock=clock, sdi_errors=errors
         )
         return
-    # The channel records what to send; it goes out after this transaction commits.
-    invoice.sdi_id = channels.get_channel().send_invoice(session, invoice, content, clock)
-    invoice.sdi_received_at = clock.now()
-    invoices.apply_event(session, invoice.id, InvoiceEvent.SENT, key="process", clock=clock)
+    # The channel records what to send; it goes out after this transaction commits. With SDICoop
+    # the IdentificativoSdI (and state 3) come with the SDI's answer (invoices.record_sent).
+    invoice.handed_over_at = clock.now()
+    sdi_id = channels.get_channel().send_invoice(session, invoice, content, clock)
+    if sdi_id is not None:
+        invoices.record_sent(session, invoice, sdi_id, clock.now(), clock)
 
 
 def account_errors(session: UnitOfWork, invoice: Invoice) -> list[dict[str, str]]:

@@ -21,6 +21,7 @@ from varco.invoices.models import (
     Notification,
     document_types,
 )
+from varco.invoices.states import InvoiceState
 
 # The history row unless its (invoice_id, key) exists. A Core statement on the table: no ORM
 # bulk machinery, and no autoflush (the row needs nothing pending, which then goes in one UPDATE
@@ -171,12 +172,16 @@ class InvoiceRepository:
         )
         return self.session.scalar(query) or 0
 
-    def ids_in_state(
-        self, state: int, *, before: datetime, direction: str = "out", limit: int = 1000
-    ) -> list[int]:
+    def unprocessed_ids(self, *, before: datetime, limit: int = 1000) -> list[int]:
+        """Sent invoices still in 1 that no channel has taken (its answer may keep them in 1)."""
         query = (
             select(Invoice.id)
-            .where(Invoice.state == state, Invoice.direction == direction, Invoice.updated_at <= before)
+            .where(
+                Invoice.state == InvoiceState.PRESA_IN_CARICO.value,
+                Invoice.direction == "out",
+                Invoice.updated_at <= before,
+                Invoice.handed_over_at.is_(None),
+            )
             .order_by(Invoice.id)
             .limit(limit)
         )

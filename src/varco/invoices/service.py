@@ -297,6 +297,15 @@ def apply_event(
     return invoice, True
 
 
+def record_sent(
+    session: UnitOfWork, invoice: Invoice, sdi_id: str, received_at: datetime, clock: Clock
+) -> None:
+    """The SDI took the file (its IdentificativoSdI and time): 1 → 3 Inviata, once."""
+    invoice.sdi_id = sdi_id
+    invoice.sdi_received_at = invoice.sdi_received_at or received_at
+    apply_event(session, invoice.id, InvoiceEvent.SENT, key="process", clock=clock)
+
+
 def status_payload(
     invoice: Invoice, event: InvoiceEvent | None = None, notification: Notification | None = None
 ) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from varco.core.uow import UnitOfWork
 from varco.invoices import processing
 from varco.invoices import service as invoices
 from varco.invoices.repository import InvoiceRepository
-from varco.invoices.states import InvoiceState
 from varco.settings import get_settings
 
 
@@ -38,7 +37,7 @@ def resume_stuck_invoices(clock: Clock | None = None) -> list[int]:
     cutoff = clock.now() - get_settings().stale_job_after
     resumed: list[int] = []
     with unit_of_work() as uow:
-        for invoice_id in InvoiceRepository(uow).ids_in_state(InvoiceState.PRESA_IN_CARICO, before=cutoff):
+        for invoice_id in InvoiceRepository(uow).unprocessed_ids(before=cutoff):
             keys = _process_keys(invoice_id)
             pending = uow.scalar(
                 select(JobRow.id)

@@ -27,6 +27,7 @@ from varco.settings import Settings, get_settings
 
 log = logging.getLogger("varco.limits")
 
+
 class NotLocked(BadRequest):
     """The account is not in annual lock."""
 

@@ -98,6 +98,11 @@ def _is_trusted(address: str, networks: tuple[IpNetwork, ...]) -> bool:
     return any(ip in network for network in networks)
 
 
+def is_trusted_proxy(peer: str, settings: Settings) -> bool:
+    """Whether the peer is one of VARCO_TRUSTED_PROXIES (whose headers are believed)."""
+    return _is_trusted(peer, _networks(tuple(settings.trusted_proxies)))
+
+
 def client_ip(peer: str, forwarded_for: list[str], settings: Settings) -> str:
     """The client address: the peer, or, when the peer is a trusted proxy, the X-Forwarded-For hop
     it reports (walking right to left past further trusted proxies). Untrusted peers cannot spoof it."""

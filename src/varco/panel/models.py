@@ -34,4 +34,3 @@ class PanelRegistration(Base):
     reference_email: Mapped[str] = mapped_column(String(255))
     terms_accepted_at: Mapped[datetime] = mapped_column(UTCDateTime)
     completed_at: Mapped[datetime] = mapped_column(UTCDateTime)
-

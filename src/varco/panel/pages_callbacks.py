@@ -180,9 +180,7 @@ def rotate_secret(
         session, current.account, callbacks.parse_id(callback_id), settings, clock
     )
     # As at creation: the new secret is in this answer only, never cached.
-    response = page(
-        request, "callback_created.html", current, endpoint=endpoint, secret=secret, rotated=True
-    )
+    response = page(request, "callback_created.html", current, endpoint=endpoint, secret=secret, rotated=True)
     response.headers["Cache-Control"] = "no-store"
     return response
 

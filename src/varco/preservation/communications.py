@@ -26,9 +26,7 @@ def seal_communication(
     clock: Clock,
 ) -> PreservationPackage:
     """Seal a communication's package as the next link of the account's chain (idempotent per file set)."""
-    sealable = service.Sealable(
-        account_id, name, subject, lambda: files, comfin_request_id=comfin_request_id
-    )
+    sealable = service.Sealable(account_id, name, subject, lambda: files, comfin_request_id=comfin_request_id)
     return service.seal(session, sealable, clock)
 
 

@@ -30,8 +30,9 @@ class OutcomeReceipt:
 
 
 class SdiChannel(Protocol):
-    def send_invoice(self, session: UnitOfWork, invoice: Invoice, content: bytes, clock: Clock) -> str:
-        """Hand an invoice file to the SDI; returns its IdentificativoSdI.
+    def send_invoice(self, session: UnitOfWork, invoice: Invoice, content: bytes, clock: Clock) -> str | None:
+        """Hand an invoice file to the SDI; returns its IdentificativoSdI, or None when the channel
+        records it later (SDICoop: from the SDI's answer, which also moves the invoice to 3).
 
         Idempotent: an invoice that already has an `sdi_id` is not submitted again.
         """
@@ -39,8 +40,9 @@ class SdiChannel(Protocol):
 
     def send_outcome(
         self, session: UnitOfWork, esito: EsitoCommittente, content: bytes, clock: Clock
-    ) -> OutcomeReceipt:
-        """Send a customer outcome (EsitoCommittente XML) on a received invoice."""
+    ) -> OutcomeReceipt | None:
+        """Send a customer outcome (EsitoCommittente XML) on a received invoice; None when the
+        channel records the SDI's answer later."""
         ...
 
 
@@ -54,7 +56,8 @@ class CommunicationReceipt:
 
 class CommunicationChannel(Protocol):
     def send_communication(
-        self, session: UnitOfWork, filename: str, kind: str, content: bytes, clock: Clock
-    ) -> CommunicationReceipt:
-        """Hand a financial communication (LI/DF, .p7m or ZIP) to the SDI; the esito comes back later."""
+        self, session: UnitOfWork, request_pk: int, filename: str, kind: str, content: bytes, clock: Clock
+    ) -> CommunicationReceipt | None:
+        """Hand a financial communication (LI/DF, .p7m or ZIP) to the SDI; the esito comes back
+        later. None when the channel records the IDFile later too."""
         ...

@@ -21,6 +21,7 @@ from varco.core.uow import UnitOfWork
 from varco.invoices import service as invoices
 from varco.invoices.models import Invoice
 from varco.sdi import channels, messages
+from varco.sdi.channel import OutcomeReceipt
 from varco.sdi.models import EsitoCommittente
 from varco.sdi.received import OUTCOME_WINDOW
 
@@ -197,6 +198,14 @@ def transmit(session: UnitOfWork, esito_id: int, clock: Clock) -> None:
     blob = session.get(blobs.Blob, row.blob_id)
     assert blob is not None
     receipt = channels.get_channel().send_outcome(session, row, blob.content, clock)
+    if receipt is not None:  # else the channel records it when the SDI answers
+        record_receipt(session, row, receipt, clock)
+
+
+def record_receipt(session: UnitOfWork, row: EsitoCommittente, receipt: OutcomeReceipt, clock: Clock) -> None:
+    """The SDI's answer to an outcome: accepted (ES01), or refused with a ScartoEsito (ES00)."""
+    if row.status != "SENT":
+        return  # answered already
     row.updated_at = clock.now()
     if receipt.accepted:
         row.status = "ACCEPTED"

@@ -12,14 +12,15 @@ import logging
 
 from sqlalchemy import select
 
+from varco.core import blobs
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest
 from varco.core.uow import UnitOfWork
 from varco.invoices import service as invoices
 from varco.invoices.models import Invoice, Notification
 from varco.invoices.states import InvoiceEvent, InvoiceState
-from varco.sdi import messages, received
-from varco.sdi.models import EsitoCommittente, UnroutableInvoice
+from varco.sdi import messages, received, sdicoop_channel
+from varco.sdi.models import EsitoCommittente, UnmatchedMessage, UnroutableInvoice
 
 log = logging.getLogger("varco.sdi.inbound")
 
@@ -51,15 +52,25 @@ def receive_notification(session: UnitOfWork, filename: str, xml: bytes, clock: 
     invoice = invoices.find_invoice(session, sdi_id=message.sdi_id, direction=direction, lock=True)
     if invoice is None and message.type == "DT":  # a DT also goes to the recipient
         invoice = invoices.find_invoice(session, sdi_id=message.sdi_id, direction="in", lock=True)
+    if invoice is None and direction == "out" and message.filename:
+        invoice = _adopted(session, message, clock)
     if invoice is None:
-        raise NotificationRefused(
-            f"notification {filename}: no invoice with IdentificativoSdI {message.sdi_id}"
+        reason = f"no invoice with IdentificativoSdI {message.sdi_id}"
+        named = message.filename and invoices.find_invoice(
+            session, filename=message.filename, direction="out"
         )
+        if named:  # the copy of a re-send: the SDI refuses it (00002), the invoice stands
+            reason = f"about another transmission of {message.filename} (ours is {named.sdi_id})"
+        return unmatched(session, filename, xml, message, reason, clock)
     if direction == "out" and message.filename and message.filename != invoice.filename:
-        raise NotificationRefused(
-            f"notification {filename}: NomeFile {message.filename} is not {invoice.filename} "
-            f"(IdentificativoSdI {message.sdi_id})"
+        reason = f"NomeFile {message.filename} is not {invoice.filename} (IdentificativoSdI {message.sdi_id})"
+        return unmatched(session, filename, xml, message, reason, clock)
+    if message.type == "NS" and _refuses_a_copy(session, invoice, message):
+        reason = (
+            f"the SDI refused the copy sent again after an unknown outcome as a duplicate "
+            f"({', '.join(e['code'] for e in message.errors)}): it had received {invoice.filename} before"
         )
+        return unmatched(session, filename, xml, message, reason, clock)
     batch = message.ref is not None and len(invoice.bodies) > 1
     notification = invoices.add_notification(
         session,
@@ -81,6 +92,61 @@ def receive_notification(session: UnitOfWork, filename: str, xml: bytes, clock: 
         return notification
     _apply(session, invoice, message, notification, batch, clock)
     return notification
+
+
+_DUPLICATE = {"00002", "00404"}  # duplicate file name, duplicate invoice
+
+
+def _refuses_a_copy(session: UnitOfWork, invoice: Invoice, message: messages.Message) -> bool:
+    """An NS about a re-sent copy for duplication only: about the copy, not the invoice
+    (sdicoop-notes.md). The invoice stays 3 Inviata; the message is kept with the reason."""
+    codes = {error["code"] for error in message.errors}
+    return bool(codes) and codes <= _DUPLICATE and sdicoop_channel.was_resent(session, "invoice", invoice.id)
+
+
+def _adopted(session: UnitOfWork, message: messages.Message, clock: Clock) -> Invoice | None:
+    """The invoice a message names by file name when its IdentificativoSdI was never recorded: the
+    SDI took the file but its answer was lost (sdicoop-notes.md). The message settles it."""
+    invoice = invoices.find_invoice(session, filename=message.filename, direction="out", lock=True)
+    if invoice is None or invoice.sdi_id is not None or invoice.handed_over_at is None:
+        return None
+    log.warning(
+        "%s: IdentificativoSdI %s learnt from the SDI's %s", invoice.filename, message.sdi_id, message.type
+    )
+    sdicoop_channel.settle(session, "invoice", invoice.id, message.sdi_id, clock)
+    if invoice.state == InvoiceState.PRESA_IN_CARICO:
+        invoices.record_sent(session, invoice, message.sdi_id, clock.now(), clock)
+    else:
+        invoice.sdi_id = message.sdi_id
+    return invoice
+
+
+def unmatched(
+    session: UnitOfWork,
+    filename: str,
+    xml: bytes,
+    message: messages.Message | None,
+    reason: str,
+    clock: Clock,
+) -> None:
+    """Keep a message that cannot be applied (never drop what the SDI delivered); once per file name."""
+    if session.scalar(select(UnmatchedMessage.id).where(UnmatchedMessage.filename == filename)) is not None:
+        return None
+    now = clock.now()
+    blob = blobs.store(session, filename, xml, None, now)
+    session.add(
+        UnmatchedMessage(
+            filename=filename,
+            type=message.type if message else None,
+            sdi_id=message.sdi_id if message else None,
+            nome_file=message.filename if message else None,
+            reason=reason[:255],
+            blob_id=blob.id,
+            received_at=now,
+        )
+    )
+    log.warning("SDI message %s kept aside: %s", filename, reason)
+    return None
 
 
 def _apply(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from varco.core.db import Base, UTCDateTime
@@ -120,3 +120,65 @@ class SimKey(Base):
     key_pem: Mapped[str] = mapped_column(Text)
     cert_pem: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class SdiTransmission(Base):
+    """One call varco owes the Exchange System over SDICoop (docs/sdicoop.md): an invoice to send
+    (RiceviFile), a customer outcome (NotificaEsito), a communication (Trasmetti), the polling of
+    its outcome (Esito). A row is committed with the change that causes it; a job makes the call
+    after the commit, with no lock held while the SDI answers."""
+
+    __tablename__ = "sdicoop_transmissions"
+    __table_args__ = (UniqueConstraint("kind", "ref_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))  # invoice | esito | communication | poll
+    ref_id: Mapped[int] = mapped_column(Integer)  # the invoice, esito or communication request id
+    filename: Mapped[str] = mapped_column(String(80))  # NomeFile
+    # PENDING (to call; after a refusal it is certain the SDI does not have) | IN_FLIGHT (called,
+    # answer not recorded yet) | UNKNOWN (the SDI may have it: not called again until its
+    # notifications say, or a long wait) | DONE | FAILED (a permanent refusal)
+    status: Mapped[str] = mapped_column(String(10), index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    answer_id: Mapped[str | None] = mapped_column(String(32))  # IdentificativoSdI, or IDFile
+    # Sent again after an UNKNOWN outcome: the SDI refuses the copy as a duplicate (00002, 00404)
+    # when it had the first one, and that refusal is not the invoice's (sdi/inbound.py)
+    resent: Mapped[bool] = mapped_column(Boolean, default=False)
+    last_error: Mapped[str | None] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class SdiExchange(Base):
+    """An HTTP exchange with the Exchange System, as sent and as answered (the evidence)."""
+
+    __tablename__ = "sdicoop_exchanges"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    transmission_id: Mapped[int | None] = mapped_column(ForeignKey("sdicoop_transmissions.id"), index=True)
+    direction: Mapped[str] = mapped_column(String(3))  # out: varco called; in: the SDI called
+    operation: Mapped[str] = mapped_column(String(40))
+    status: Mapped[int | None] = mapped_column(Integer)  # HTTP status, when there was one
+    sdi_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    request_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+    response_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+    error: Mapped[str | None] = mapped_column(String(500))
+    at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class UnmatchedMessage(Base):
+    """An SDI message that names no invoice of ours, or one about another transmission of a file
+    (the copy of a re-send): recorded and answered, never applied, never lost."""
+
+    __tablename__ = "sdi_unmatched_messages"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    filename: Mapped[str] = mapped_column(String(80), unique=True)  # a re-delivery changes nothing
+    type: Mapped[str | None] = mapped_column(String(4))
+    sdi_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    nome_file: Mapped[str | None] = mapped_column(String(80))  # the invoice file it names
+    reason: Mapped[str] = mapped_column(String(255))
+    blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -33,7 +33,7 @@ class SimulatorChannel:
         return outcomes.receive_outcome(session, esito.esito_filename, content, clock)
 
     def send_communication(
-        self, session: UnitOfWork, filename: str, kind: str, content: bytes, clock: Clock
+        self, session: UnitOfWork, request_pk: int, filename: str, kind: str, content: bytes, clock: Clock
     ) -> CommunicationReceipt:
         """SdITrasmissioneFile: an IDFile at once; the esito follows from a job (sdi/simulator/comfin.py)."""
         return comfin.submit(session, filename, kind, content, clock)

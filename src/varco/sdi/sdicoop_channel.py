@@ -1,0 +1,105 @@
+"""The SDICoop channel: what varco owes the Exchange System becomes a transmission row, committed
+with the change that causes it, and a job makes the SOAP call after the commit (sdi/transmissions.py).
+
+Nothing is known at once: the IdentificativoSdI of an invoice, the IDFile of a communication and
+the answer to a customer outcome come back from the job, which records them (the invoice moves to
+3 Inviata then). A call the SDI may have received without our knowing (the answer lost, the worker
+killed) is not made again until the SDI's own notifications settle it (docs/sdicoop.md).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+
+from varco.core import jobs
+from varco.core.clock import Clock
+from varco.core.uow import UnitOfWork
+from varco.invoices.models import Invoice
+from varco.sdi.channel import CommunicationReceipt, OutcomeReceipt
+from varco.sdi.models import EsitoCommittente, SdiTransmission
+
+CALL = jobs.Task("sdicoop.call", ("transmission_id",))  # run by sdi.tasks.call_sdi
+
+PENDING, IN_FLIGHT, UNKNOWN, DONE, FAILED = "PENDING", "IN_FLIGHT", "UNKNOWN", "DONE", "FAILED"
+
+
+def owe(
+    session: UnitOfWork, kind: str, ref_id: int, filename: str, clock: Clock, *, at: datetime | None = None
+) -> SdiTransmission:
+    """The transmission of `kind` for `ref_id` (once: the same one again is the one there is)."""
+    found = session.scalar(
+        select(SdiTransmission).where(SdiTransmission.kind == kind, SdiTransmission.ref_id == ref_id)
+    )
+    if found is not None:
+        return found
+    now = clock.now()
+    row = SdiTransmission(
+        kind=kind,
+        ref_id=ref_id,
+        filename=filename,
+        status=PENDING,
+        attempts=0,
+        resent=False,
+        next_attempt_at=at or now,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(row)
+    session.flush()
+    wake(session, row, clock)
+    return row
+
+
+def settle(session: UnitOfWork, kind: str, ref_id: int, answer_id: str, clock: Clock) -> None:
+    """The SDI's notifications answered for a call whose answer was lost: no call any more."""
+    row = session.scalar(
+        select(SdiTransmission).where(SdiTransmission.kind == kind, SdiTransmission.ref_id == ref_id)
+    )
+    if row is not None and row.status != DONE:
+        row.status, row.answer_id, row.updated_at = DONE, answer_id, clock.now()
+
+
+def was_resent(session: UnitOfWork, kind: str, ref_id: int) -> bool:
+    """Whether the call was made again after an unknown outcome (the SDI may hold two copies)."""
+    row = SdiTransmission
+    return bool(session.scalar(select(row.resent).where(row.kind == kind, row.ref_id == ref_id)))
+
+
+def wake(session: UnitOfWork, row: SdiTransmission, clock: Clock) -> None:
+    """A job for the row's next attempt, at `next_attempt_at` (clock time)."""
+    delay = row.next_attempt_at - clock.now()
+    jobs.enqueue(
+        session,
+        CALL,
+        key=f"sdicoop:{row.id}:{row.attempts}",
+        delay=delay if delay > timedelta() else None,
+        clock=clock,
+        transmission_id=row.id,
+    )
+
+
+class SdicoopChannel:
+    """`SdiChannel` and `CommunicationChannel` over SOAP: every answer comes later, from a job."""
+
+    def send_invoice(self, session: UnitOfWork, invoice: Invoice, content: bytes, clock: Clock) -> str | None:
+        """SdIRiceviFile.RiceviFile, owed: the file as stored, under its name."""
+        if invoice.sdi_id:
+            return invoice.sdi_id
+        owe(session, "invoice", invoice.id, invoice.filename, clock)
+        return None
+
+    def send_outcome(
+        self, session: UnitOfWork, esito: EsitoCommittente, content: bytes, clock: Clock
+    ) -> OutcomeReceipt | None:
+        """SdIRiceviNotifica.NotificaEsito, owed: ES01/ES00 are recorded when the SDI answers."""
+        owe(session, "esito", esito.id, esito.esito_filename, clock)
+        return None
+
+    def send_communication(
+        self, session: UnitOfWork, request_pk: int, filename: str, kind: str, content: bytes, clock: Clock
+    ) -> CommunicationReceipt | None:
+        """SdITrasmissioneFile.Trasmetti, owed: the IDFile is recorded when the SDI answers."""
+        owe(session, "communication", request_pk, filename, clock)
+        return None
