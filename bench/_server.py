@@ -56,8 +56,13 @@ class Server:
 @contextmanager
 def running_server(extra_env: dict[str, str] | None = None) -> Iterator[Server]:
     data_dir = tempfile.mkdtemp(prefix="varco-bench-")
-    env = {**os.environ, "VARCO_DATA_DIR": data_dir, "VARCO_IP_LIMITS_ENABLED": "false",
-           "VARCO_TIER_LIMITS_ENABLED": "false", **(extra_env or {})}
+    env = {
+        **os.environ,
+        "VARCO_DATA_DIR": data_dir,
+        "VARCO_IP_LIMITS_ENABLED": "false",
+        "VARCO_TIER_LIMITS_ENABLED": "false",
+        **(extra_env or {}),
+    }
     env.pop("VARCO_DATABASE_URL", None)
     subprocess.run(
         [sys.executable, "-m", "varco.cli", "db", "upgrade"], env=env, check=True, capture_output=True

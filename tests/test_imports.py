@@ -19,6 +19,7 @@ ENTRY_MODULES = {
     "varco.jobs_list",
     "varco.openapi",
     "varco.sdicoop_listener",
+    "varco.sdi.simulator.soap.app",  # the process of `varco sdi serve-sdicoop`
 }
 ENTRY_PACKAGES = ("varco.panel", "varco.migrations", "varco.validate_cli")
 

@@ -13,7 +13,12 @@ from tests.factories import bearer
 from varco.callbacks import urls
 from varco.settings import Settings
 
-PRODUCTION = {"profile": "production", "secret_key": "p" * 40, "database_url": "postgresql+psycopg://h/db"}
+PRODUCTION = {
+    "profile": "production",
+    "secret_key": "p" * 40,
+    "database_url": "postgresql+psycopg://h/db",
+    "sdi_channel": "simulator",
+}
 EVERYTHING = json.dumps(["0.0.0.0/0", "::/0"])  # an operator listing every network
 
 # Never a callback target, whatever VARCO_CALLBACK_ALLOWED_NETWORKS says: (url, reason named).

@@ -17,7 +17,12 @@ from tests.panel.support import NEW_PASSWORD, csrf_of, panel_login
 from varco.panel import pages_callbacks
 from varco.panel.i18n import ITALIAN
 
-PRODUCTION = {"profile": "production", "secret_key": "p" * 40, "database_url": "postgresql+psycopg://h/db"}
+PRODUCTION = {
+    "profile": "production",
+    "secret_key": "p" * 40,
+    "database_url": "postgresql+psycopg://h/db",
+    "sdi_channel": "simulator",
+}
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -129,3 +130,39 @@ def test_inject_in_a_fresh_process_queues_the_receipt_e_mail(tmp_path):
     assert injected.returncode == 0, injected.stdout + injected.stderr
     assert "to receiver" in injected.stdout
     assert "Traceback" not in injected.stderr
+
+
+def test_unmatched_lists_what_was_kept_aside(db, clock):
+    from varco.core.db import unit_of_work
+    from varco.sdi import inbound
+
+    assert run("sdi", "unmatched").exit_code == 0
+    name = f"IT01234567890_{uuid.uuid4().hex[:5]}_RC_001.xml"
+    with unit_of_work() as session:
+        inbound.unmatched(session, name, b"<x/>", None, "names no invoice of ours", clock)
+    listed = run("sdi", "unmatched")
+    assert (
+        listed.exit_code == 0 and f"{name}\t" in listed.output and "names no invoice of ours" in listed.output
+    )
+
+
+def test_serve_sdicoop_names_what_its_configuration_lacks(db, tmp_path):
+    assert run("sdi", "make-test-pki", str(tmp_path / "pki"), "--intermediary", "Bad Name").exit_code == 2
+    made = run("sdi", "make-test-pki", str(tmp_path / "pki"), "--intermediary", "a")
+    assert made.exit_code == 0 and (tmp_path / "pki" / "a-client.crt.pem").is_file()
+    config = tmp_path / "sdi.json"
+    server = {"certificate": "pki/sdi-server.crt.pem", "key": "pki/none.pem", "client_ca": "pki/ca.crt.pem"}
+    client = {"certificate": "x", "key": "y", "ca_bundle": "z"}
+    config.write_text(json.dumps({"server": server, "client": client, "intermediaries": []}))
+    refused = run("sdi", "serve-sdicoop", "--config", str(config))
+    assert refused.exit_code == 2 and "servertls key: no file at" in refused.output
+    config.write_text('{"server": {}}')
+    assert "Field required" in run("sdi", "serve-sdicoop", "--config", str(config)).output
+
+
+def test_serve_with_an_sdicoop_port_needs_its_certificates(db):
+    refused = run("serve", "--sdicoop-port", "8443")
+    assert (
+        refused.exit_code == 2
+        and "--sdicoop-port needs --ssl-certfile or VARCO_SDICOOP_SERVER_CERT" in refused.output
+    )

@@ -209,3 +209,72 @@ def redeliver() -> None:
             typer.echo(f"#{row.id}\t{row.filename} delivered as invoice {invoice.id} ({invoice.filename})")
         left = len(received.list_unroutable(session))
     typer.echo(f"{len(delivered)} delivered, {left} still kept aside")
+
+
+@sdi_app.command("unmatched")
+def unmatched() -> None:
+    """List SDICoop messages kept aside: answered to the SDI, applied to no invoice (docs/sdicoop.md)."""
+    from sqlalchemy import select
+
+    from varco.cli_support import prepare_database
+    from varco.core.db import unit_of_work
+    from varco.sdi.models import UnmatchedMessage
+
+    prepare_database()
+    with unit_of_work() as session:
+        rows = session.scalars(select(UnmatchedMessage).order_by(UnmatchedMessage.id)).all()
+        for row in rows:
+            typer.echo(
+                f"#{row.id}\t{row.filename}\t{row.type or '-'}\tIdentificativoSdI {row.sdi_id or '-'}\t"
+                f"{row.received_at.isoformat()}\t{row.reason}"
+            )
+    if not rows:
+        typer.echo("no message kept aside")
+
+
+@sdi_app.command("make-test-pki")
+def make_test_pki(
+    directory: Annotated[Path, typer.Argument(file_okay=False, help="Where to write the PEM files")],
+    intermediary: Annotated[
+        list[str] | None, typer.Option("--intermediary", help="Name of an intermediary (repeat)")
+    ] = None,
+) -> None:
+    """A throw-away CA with the SDI's and each intermediary's certificates (tests, demos only)."""
+    from varco.cli_support import fail
+    from varco.sdi.sdicoop.pki import make_test_pki as make
+
+    try:
+        pki = make(directory, intermediary or ["varco"])
+    except ValueError as exc:
+        fail(str(exc))
+        return
+    typer.echo(f"CA {pki.ca.cert}")
+    typer.echo(f"SDI server {pki.sdi_server.cert}, client {pki.sdi_client.cert}")
+    for name, pair in pki.intermediaries_server.items():
+        typer.echo(f"{name}: server {pair.cert}, client {pki.intermediaries_client[name].cert}")
+
+
+@sdi_app.command("serve-sdicoop")
+def serve_sdicoop(
+    config: Annotated[Path, typer.Option("--config", help="JSON: TLS and intermediaries (docs/sdicoop.md)")],
+    port: Annotated[int, typer.Option(min=1, max=65535, help="HTTPS port")] = 8443,
+    host: Annotated[str, typer.Option(help="Address to listen on")] = "127.0.0.1",
+    workers: Annotated[int, typer.Option(min=1, max=16, help="Worker threads")] = 2,
+) -> None:
+    """Run a stand-alone simulated SDI that talks to intermediaries over SOAP and mutual TLS."""
+    from varco.app import configure_logging
+    from varco.cli_support import fail, prepare_database
+    from varco.sdi.simulator.soap import app
+    from varco.sdi.simulator.soap.config import ConfigError, load
+
+    try:
+        loaded = load(config)
+    except ConfigError as exc:
+        fail(str(exc))
+        return
+    configure_logging()
+    prepare_database()
+    typer.echo(
+        f"simulated SDI (SDICoop) on https://{host}:{port}/ricevi_file, /ricevi_notifica, /dati-fattura"
+    )
+    app.serve(loaded, host, port, workers)

@@ -65,7 +65,8 @@ class SimFile(Base):
     __table_args__ = (Index("ix_sdi_sim_files_due_at", "due_at"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    origin: Mapped[str] = mapped_column(String(8))  # "varco" (sent by us) | "external" (injected)
+    # "varco" (sent by us) | "external" (injected) | "soap" (sent to the SDICoop face)
+    origin: Mapped[str] = mapped_column(String(8))
     invoice_id: Mapped[int | None] = mapped_column(ForeignKey("invoices.id"), unique=True)  # sender's
     filename: Mapped[str] = mapped_column(String(64), index=True)
     format: Mapped[str | None] = mapped_column(String(5))

@@ -31,7 +31,7 @@ from varco.sdi.channel import CommunicationReceipt
 from varco.sdi.messages import sdi_datetime
 from varco.sdi.models import SimScenario
 from varco.sdi.simulator import clock as sim_clock
-from varco.sdi.simulator import signing
+from varco.sdi.simulator import network, signing
 
 log = logging.getLogger("varco.sdi.simulator")
 PROCESS = jobs.Task("sdi.sim.comfin", ("file_id",))  # run by sdi.simulator.tasks
@@ -96,6 +96,8 @@ def process(session: UnitOfWork, file_id: int, clock: Clock) -> str | None:
             file.esito, file.errors = "ES01", []
         file.esito_filename = file.filename.rsplit(".", 1)[0] + "_ES_001.xml"
         file.answered_at = sim_clock.sim_now(session, clock)
+    if network.current() is not None:  # the SDICoop face: the intermediary asks (Esito)
+        return file.esito
     xml = esito_xml(session, file, clock)
     comfin_inbound.receive_outcome(session, str(file.id), file.esito_filename or "", xml, clock)
     return file.esito

@@ -24,7 +24,7 @@ from varco.invoices.models import Invoice
 from varco.sdi import inbound, messages, received
 from varco.sdi.models import SimFile
 from varco.sdi.simulator import clock as sim_clock
-from varco.sdi.simulator import files, scenarios
+from varco.sdi.simulator import files, network, scenarios
 from varco.settings import get_settings
 
 log = logging.getLogger("varco.sdi.simulator")
@@ -103,8 +103,12 @@ def _check(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> No
     report = files.run_checks(session, files.content_of(session, file), at)
     file.format = report.format or file.format
     file.facts = files.facts(report)
+    if file.codice_destinatario is None and report.summary is not None:  # a file sent over SOAP
+        file.codice_destinatario = report.summary.codice_destinatario
     scenario = scenarios.resolve(session, file.filename, file.codice_destinatario)
     errors = files.sdi_errors(report)
+    if file.origin == "soap" and files.earlier_with_name(session, file):
+        errors = [{"code": "00002", "description": f"Nome file duplicato: {file.filename}"}, *errors]
     if not errors and scenario.outcome == "NS":
         errors = [
             {
@@ -156,9 +160,12 @@ def _deliver(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> 
 
 
 def _deliver_rc(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> None:
+    if file.origin == "soap" and network.required().hand_over(session, file, clock):
+        file.next_step, file.due_at = "handover", None  # a job delivers it, then `handed_over`
+        return
     sid = files.sdi_id(file)
     ours = get_settings().recipient_code
-    internal = file.format != "FPA12" and _addressed_to_varco(session, file, ours)
+    internal = file.origin == "varco" and file.format != "FPA12" and _addressed_to_varco(session, file, ours)
     if internal:
         delivery = _deliver_to_varco(session, file, ours, clock)
         file.delivered_invoice_id = delivery.invoice.id if delivery.invoice else None
@@ -179,6 +186,26 @@ def _deliver_rc(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) 
         _then(file, "deadline", at + PA_WINDOW)
     else:
         _then(file, "esito", at + timedelta(seconds=file.delay_seconds))
+
+
+def handed_over(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> None:
+    """The recipient's intermediary took the file (RiceviFatture answered ER01): RC to the sender.
+    A PA's outcome comes from its intermediary (SdIRiceviNotifica), or DT after 15 days."""
+    sid = files.sdi_id(file)
+    to = files.recipient(file)
+    file.facts = {**file.facts, "to_varco": True}  # delivered to a recipient that may answer (EC)
+    files.notify_sender(
+        session,
+        file,
+        "RC",
+        lambda mid: messages.ricevuta_consegna(sid, file.filename, file.received_at, at, to, mid),
+        clock,
+    )
+    file.delivered_at = at
+    if file.format == "FPA12":
+        _then(file, "deadline", at + PA_WINDOW)
+    else:
+        _finish(file, at)
 
 
 def _addressed_to_varco(session: UnitOfWork, file: SimFile, ours: str) -> bool:

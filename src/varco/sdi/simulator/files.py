@@ -21,7 +21,7 @@ from varco.invoices.check_cache import checks, receipt_day
 from varco.sdi import inbound, messages
 from varco.sdi.models import SimFile
 from varco.sdi.simulator import clock as sim_clock
-from varco.sdi.simulator import signing
+from varco.sdi.simulator import network, signing
 
 SDI_ID_BASE = 100_000_000  # IdentificativoSdI = base + row id: numeric, unique, up to 12 digits
 _CODE = re.compile(r"[A-Z0-9]{6,7}")
@@ -169,11 +169,22 @@ def sign_and_name(
 
 
 def notify_sender(session: UnitOfWork, file: SimFile, type_: str, build: Any, clock: Clock) -> str | None:
-    """Send a message to the file's transmitter. Only varco's own files have one to deliver to;
-    external senders are simulated, so their messages are not kept."""
+    """Send a message to the file's transmitter: varco in this database, or the intermediary that
+    sent it over SOAP. External senders are simulated, so their messages are not kept."""
     n = next_progressive(file, type_)
-    if file.origin != "varco":
+    if file.origin not in ("varco", "soap"):
         return None
     name, xml = sign_and_name(session, file, type_, build(message_id(file, type_, n)), n, clock)
-    inbound.receive_notification(session, name, xml, clock)
+    if file.origin == "soap":
+        network.required().notify(session, file, type_, name, xml, clock)
+    else:
+        inbound.receive_notification(session, name, xml, clock)
     return name
+
+
+def earlier_with_name(session: UnitOfWork, file: SimFile) -> bool:
+    """Whether the SDI took a file of this name over SOAP before (NS 00002 Nome file duplicato)."""
+    query = select(SimFile.id).where(
+        SimFile.filename == file.filename, SimFile.origin == file.origin, SimFile.id < file.id
+    )
+    return session.scalar(query.limit(1)) is not None

@@ -55,7 +55,9 @@ def receive_outcome(session: UnitOfWork, filename: str, content: bytes, clock: C
         reason = "Esito ricevuto oltre i 15 giorni dalla consegna"
     else:
         file.esito = message.esito
-        if file.origin == "varco":  # the sender is a varco client: tell it (NE)
+        if file.next_step == "deadline":  # answered in time: no DT (a file sent over SOAP)
+            file.next_step, file.due_at, file.finished_at = None, None, now
+        if file.origin in ("varco", "soap"):  # the sender is an intermediary's client: tell it (NE)
             jobs.enqueue(
                 session,
                 FORWARD,
@@ -108,7 +110,7 @@ def _ref_args(ref: messages.InvoiceRef | None) -> dict[str, Any] | None:
 def forward(session: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
     """Forward an accepted customer outcome to the sender (a varco client) as NE."""
     file = session.get(SimFile, int(args["file_id"]), with_for_update=True, populate_existing=True)
-    if file is None or file.origin != "varco":
+    if file is None or file.origin not in ("varco", "soap"):
         return
     sid = files.sdi_id(file)
     ref = messages.InvoiceRef(**args["ref"]) if args.get("ref") else None

@@ -1,0 +1,1 @@
+"""The simulated SDI's SDICoop face: `varco sdi serve-sdicoop` (docs/sdicoop.md)."""
