@@ -143,6 +143,7 @@ def test_an_invoice_goes_out_with_riceviFile_and_comes_back_delivered(client, qu
             )
             is None
         )
+    service.transport.session.close()  # a kept-alive connection would hold the listener's shutdown
     assert state(invoice.id) == S.CONSEGNATA
     assert types(invoice.id) == ["RC"]
     [(notification, content)] = notifications(invoice.id)
@@ -470,3 +471,48 @@ def test_decorrenza_termini_reaches_the_recipient(queue, clock, listener):
     answer = listener.call(Service.RICEZIONE_FATTURE, "NotificaDecorrenzaTermini", payload, as_mtom=True)
     assert answer.status_code == 202
     assert types(invoice.id) == ["MT", "DT"]
+
+
+def _signed(element, clock) -> bytes:
+    with unit_of_work() as session:
+        return messages.serialize(signing.sign(session, element, clock))
+
+
+# Each TrasmissioneFatture operation, the message it carries, and where it leaves the invoice;
+# NE and DT come after an RC (7), as the SDI sends them.
+OPERATIONS = [
+    ("NotificaScarto", "NS", False, S.SCARTATA),
+    ("NotificaMancataConsegna", "MC", False, S.NON_CONSEGNATA),
+    ("AttestazioneTrasmissioneFattura", "AT", False, S.RECAPITO_IMPOSSIBILE),
+    ("NotificaEsito", "NE", True, S.RIFIUTATA),
+    ("NotificaDecorrenzaTermini", "DT", True, S.DECORRENZA_TERMINI),
+]
+
+
+@pytest.mark.parametrize(
+    ("operation", "type_", "after_rc", "final"), OPERATIONS, ids=[o[1] for o in OPERATIONS]
+)
+def test_every_notification_operation_moves_the_invoice_as_the_simulator_does(
+    client, queue, clock, sdi, listener, operation, type_, after_rc, final
+):
+    invoice = sent_invoice(client, queue)
+    sid, name, at = invoice.sdi_id, invoice.filename, clock.now()
+    zeep_client = zeep_as_the_sdi(listener, Service.TRASMISSIONE_FATTURE)
+    service = zeep_client.service
+    if after_rc:
+        rc = rc_for(sid, name, clock)
+        service.RicevutaConsegna(IdentificativoSdI=rc.identificativo_sdi, NomeFile=rc.nome_file, File=rc.file)
+    element = {
+        "NS": lambda: messages.notifica_scarto(sid, name, at, [{"code": "00404", "description": "x"}], "NS1"),
+        "MC": lambda: messages.mancata_consegna(sid, name, at, "casella piena", "MC1"),
+        "AT": lambda: messages.attestazione(sid, name, at, ("UFABCD", "PA"), "AT1", "0" * 64),
+        "NE": lambda: messages.notifica_esito(sid, name, "EC02", None, "no", "EC1", "NE1"),
+        "DT": lambda: messages.decorrenza_termini(sid, name, "15 giorni", "DT1"),
+    }[type_]()
+    message_name = messages.message_name(name, type_, 1)
+    content = _signed(element, clock)
+    for _ in range(2):  # the SDI delivers again when an answer is late: nothing changes
+        getattr(service, operation)(IdentificativoSdI=int(sid), NomeFile=message_name, File=content)
+    zeep_client.transport.session.close()  # a kept-alive connection would hold the listener's shutdown
+    assert state(invoice.id) == final
+    assert types(invoice.id) == (["RC", type_] if after_rc else [type_])
