@@ -108,9 +108,11 @@ def serve(
 
 def seed_demo() -> None:
     from varco.accounts.demo import seed_demo_accounts
-    from varco.core.db import unit_of_work
+    from varco.core import migrate
+    from varco.core.db import get_database, unit_of_work
 
-    with unit_of_work() as session:
+    # Processes started together would each create the missing accounts: one at a time.
+    with migrate.exclusive(get_database().url), unit_of_work() as session:
         created = seed_demo_accounts(session, settings_or_exit(), current_clock())
     for username, password in created:
         typer.echo(f"demo account created: {username} / {password}")

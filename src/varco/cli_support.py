@@ -41,4 +41,7 @@ def prepare_database() -> None:
     command may run them: `sdi advance` runs the steps that became due)."""
     settings_or_exit()
     jobs_list.install()
-    migrate.upgrade(get_database().url)
+    try:
+        migrate.upgrade(get_database().url)
+    except migrate.UnknownSchema as exc:
+        fail(str(exc))

@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, IPvAnyNetwork, SecretStr, model_validator
+from pydantic import BeforeValidator, Field, FilePath, IPvAnyNetwork, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEMO_SECRET = "varco-demo-secret-change-me"
@@ -41,6 +41,7 @@ class Settings(BaseSettings):
     data_dir: Path = Path("./varco-data")
     database_url: str | None = None  # default: SQLite file in data_dir
     redis_url: str | None = None  # unset = embedded mode (SqliteHuey, in-process limiter state)
+    queue_name: str = "varco"  # the job queue's name (its Redis keys): installations sharing a Redis differ
     secret_key: SecretStr = SecretStr(DEMO_SECRET)
     # §1: 1.1.1 IdTrasmittente must be the intermediary's country + tax code (check 0094).
     transmitter_id: str = "IT05555550028"
@@ -161,6 +162,8 @@ class Settings(BaseSettings):
     # CIDRs a callback may reach although loopback or private (never link-local, metadata, reserved...);
     # unset: loopback (127.0.0.0/8, ::1) on the demo profile, none in production (callbacks/urls.py)
     callback_allowed_networks: list[IPvAnyNetwork] | None = None
+    # PEM bundle of CAs trusted for callback receivers besides the system's (a private CA)
+    callback_ca_bundle: FilePath | None = None
     events_page_default: int = 100  # GET /api/v2/events limit
     events_page_max: int = 1000
     events_feed_wait: Duration = timedelta(seconds=5)  # PostgreSQL: longest wait for in-flight events

@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from varco.core.clock import Clock
@@ -51,8 +53,10 @@ def check_signature(secret: str, header: str, body: bytes, now: float) -> tuple[
 class Receiver:
     """`answer(received_so_far, event_id)` decides each status; 200 by default."""
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, tls: tuple[Path, Path] | None = None) -> None:
+        """`tls`: (certificate, key) to answer over HTTPS."""
         self.clock = clock
+        self.scheme = "https" if tls else "http"
         self.secret: str | None = None
         self.received: list[Received] = []
         self.seen_ids: set[str] = set()  # what a receiver de-duplicating on Varco-Event-Id processed
@@ -61,12 +65,16 @@ class Receiver:
         self.answer: Callable[[str], int] | None = None
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hooks/varco"
+        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}/hooks/varco"
 
     def fail(self, event_id: str = "*", times: int = 1, status: int = 503) -> None:
         self.failures[event_id] = times

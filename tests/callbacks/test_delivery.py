@@ -410,3 +410,28 @@ def test_an_endpoint_whose_url_cannot_be_sent_fails_its_deliveries_and_blocks_no
         errors = session.scalars(select(JobRow.last_error).where(JobRow.last_error.is_not(None))).all()
     assert not [e for e in errors if "committed" in e or "InvalidURL" in e]
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+def test_a_receiver_on_a_private_ca_is_trusted_once_its_ca_is_configured(
+    client, queue, clock, configure, tmp_path
+):
+    from tests.callbacks.receiver import Receiver
+    from varco.sdi.sdicoop.pki import make_test_pki
+
+    pki = make_test_pki(tmp_path / "pki", ["hooks"])
+    pair = pki.intermediaries_server["hooks"]  # a server certificate for 127.0.0.1, issued by a private CA
+    receiver = Receiver(clock, tls=(pair.cert, pair.key))
+    try:
+        account, token = user(client)
+        callback = register(client, token, receiver.url, receiver)
+        status_event(account, "IT05555550028_T0001.xml")
+        run(queue)
+        [refused] = deliveries(client, token, callback["id"])
+        assert refused["status"] == "PENDING" and "CERTIFICATE_VERIFY_FAILED" in refused["lastError"]
+        assert receiver.received == []
+        configure(callback_ca_bundle=pki.ca.cert)
+        advance(clock, queue, timedelta(minutes=1))
+        [delivered] = deliveries(client, token, callback["id"])
+        assert delivered["status"] == "DELIVERED" and receiver.accepted()[0].signature_ok
+    finally:
+        receiver.close()

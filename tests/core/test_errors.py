@@ -66,6 +66,25 @@ def test_health_reports_the_database(client):
     assert response.json()["database"] == "ok"
 
 
+def test_readiness_names_the_service_that_is_down(client, configure):
+    ready = client.get("/health/ready")
+    assert ready.status_code == 200 and (ready.json()["database"], ready.json()["redis"]) == (
+        "ok",
+        "not used",
+    )
+    configure(redis_url="redis://127.0.0.1:6379/0")
+    assert client.get("/health/ready").json()["redis"] == "ok"
+    configure(redis_url="redis://127.0.0.1:1/0")  # nothing listens there
+    down = client.get("/health/ready")
+    assert down.status_code == 503
+    assert (down.json()["status"], down.json()["database"], down.json()["redis"]) == (
+        "unavailable",
+        "ok",
+        "ConnectionError",
+    )
+    assert client.get("/health").status_code == 200  # liveness: the process itself is fine
+
+
 def test_openapi_describes_every_endpoint_with_examples(client):
     spec = client.get("/openapi.json").json()
     assert {"/auth/signin", "/auth/userInfo", "/health"} <= set(spec["paths"])

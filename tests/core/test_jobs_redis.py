@@ -7,13 +7,12 @@ from datetime import timedelta
 
 import pytest
 import redis
-from huey import RedisHuey
 
 from tests.core.test_jobs import CREATE_ACCOUNT, _account_exists, _create_account, _status
 from tests.factories import unique_name
 from varco import jobs_list
 from varco.core.db import unit_of_work
-from varco.core.jobs import JobQueue, enqueue, reconcile, set_queue
+from varco.core.jobs import JobQueue, build_huey, enqueue, reconcile, set_queue
 from varco.settings import get_settings
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -22,7 +21,7 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 @pytest.fixture
 def redis_queue():
     name = f"varco-test-{uuid.uuid4().hex[:8]}"  # own key prefix, dropped after
-    queue = JobQueue(RedisHuey(name, url=REDIS_URL))
+    queue = JobQueue(build_huey(REDIS_URL, "", name))  # what production builds
     jobs_list.install().add(CREATE_ACCOUNT, _create_account)
     set_queue(queue)
     yield queue
@@ -43,3 +42,17 @@ def test_lost_job_is_recovered_with_redis(db, clock, redis_queue):
     redis_queue.drain()
     assert _status(row.id) == "done"
     assert _account_exists(name)
+
+
+def test_redis_keeps_no_key_per_job_after_a_drain(db, clock, redis_queue):
+    """Nothing reads a job's result: none is stored (they grew without limit before)."""
+    names = [unique_name() for _ in range(20)]
+    with unit_of_work() as session:
+        for name in names:
+            enqueue(session, CREATE_ACCOUNT, username=name)
+    assert redis_queue.drain() == 20
+    client = redis.Redis.from_url(REDIS_URL)
+    keys = {key.decode() for key in client.scan_iter(f"huey.*{redis_queue.huey.storage.name}*")}
+    assert not any("result" in key for key in keys), keys
+    assert client.llen(f"huey.redis.{redis_queue.huey.storage.name}") == 0
+

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
+import ssl
 import threading
 from collections import OrderedDict
 from collections.abc import Coroutine
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -18,7 +21,7 @@ from varco import __version__
 from varco.callbacks import signing
 from varco.callbacks.urls import CallbackUrlRefused, Target, resolve
 from varco.core.clock import Clock
-from varco.settings import Settings
+from varco.settings import Settings, get_settings
 
 log = logging.getLogger("varco.callbacks")
 
@@ -81,7 +84,7 @@ class _Loop:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
-        self.clients: OrderedDict[str, httpx.AsyncClient] = OrderedDict()
+        self.clients: OrderedDict[tuple[str, Path | None], httpx.AsyncClient] = OrderedDict()
 
     def run(self, work: Coroutine[Any, Any, Outcome], deadline: float) -> Outcome:
         future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(work, deadline), self._started())
@@ -104,17 +107,29 @@ class _Loop:
         verified for one host to another host on the same address. Redirects are not followed
         (they could lead to an internal address); proxies from the environment are ignored so
         that the SSRF check applies to the address contacted."""
-        client = self.clients.pop(host, None)
+        extra_cas = get_settings().callback_ca_bundle
+        key = (host, extra_cas)  # a client verifies with the CAs of its time
+        client = self.clients.pop(key, None)
         if client is None:
             client = httpx.AsyncClient(
                 follow_redirects=False,
                 trust_env=False,
+                verify=_tls_context(extra_cas),
                 headers={"User-Agent": f"varco/{__version__}", "Accept-Encoding": "identity"},
             )
-        self.clients[host] = client  # most recently used last
+        self.clients[key] = client  # most recently used last
         if len(self.clients) > MAX_CLIENTS:
             asyncio.get_running_loop().create_task(self.clients.popitem(last=False)[1].aclose())
         return client
+
+
+@functools.cache
+def _tls_context(extra_cas: Path | None) -> ssl.SSLContext:
+    """The system's CAs, and those of VARCO_CALLBACK_CA_BUNDLE (receivers on a private CA)."""
+    context = ssl.create_default_context()
+    if extra_cas is not None:
+        context.load_verify_locations(cafile=str(extra_cas))
+    return context
 
 
 _loop = _Loop()

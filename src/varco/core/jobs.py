@@ -374,9 +374,10 @@ class _WakeUpStorage(SqliteStorage):
 
 
 def build_huey(redis_url: str | None, data_dir: str, name: str = "varco") -> Huey:
+    # No results in any mode: nothing reads a job's return value (its row holds the outcome); with
+    # Redis every result would stay in one hash for ever, on SQLite it is one write less per job.
     if redis_url:
-        return RedisHuey(name, url=redis_url)
-    # No results: nothing reads a job's return value (its row holds the outcome), one write less per job.
+        return RedisHuey(name, url=redis_url, results=False)
     return Huey(name, results=False, storage_class=_WakeUpStorage, filename=f"{data_dir}/huey.sqlite3")
 
 
@@ -390,7 +391,7 @@ def get_queue() -> JobQueue:
         if _queue is None:
             settings = get_settings()
             settings.data_dir.mkdir(parents=True, exist_ok=True)
-            _queue = JobQueue(build_huey(settings.redis_url, str(settings.data_dir)))
+            _queue = JobQueue(build_huey(settings.redis_url, str(settings.data_dir), settings.queue_name))
         return _queue
 
 
