@@ -22,7 +22,7 @@ from functools import partial
 from queue import Queue
 from typing import Any
 
-from huey import Huey, MemoryHuey, RedisHuey, crontab
+from huey import Huey, MemoryHuey, RedisHuey
 from huey.storage import SqliteStorage
 from sqlalchemy import bindparam, or_, select, update
 
@@ -38,6 +38,7 @@ log = logging.getLogger("varco.jobs")
 Handler = Callable[[UnitOfWork, dict[str, Any], Clock], None]
 Reconciler = Callable[[], object]
 MAX_ATTEMPTS = 10
+_RESEND_PER_RUN = 1000  # lost wake-ups re-sent by one reconciler run; the next minute sends more
 _WAKE_UPS = "jobs: wake-ups"  # the after-commit hook that sends them
 
 
@@ -300,30 +301,44 @@ def reconcile(clock: Clock | None = None, stale_after: timedelta | None = None) 
     clock = clock or current_clock()
     stale_after = stale_after if stale_after is not None else get_settings().stale_job_after
     now = clock.now()
-    with unit_of_work() as session:
-        rows = session.scalars(
-            select(JobRow)
-            .where(
-                JobRow.status == "pending",
-                JobRow.run_after <= now,
-                # stale wake-up, or a delayed job never woken since it became due
-                or_(JobRow.sent_at <= now - stale_after, JobRow.sent_at < JobRow.run_after),
-            )
-            .order_by(JobRow.id)
-            .limit(1000)
-        ).all()
-        for row in rows:
-            row.sent_at = now
-        ids = [row.id for row in rows]
     queue = get_queue()
+    # A wake-up still waiting in the queue is not lost, however old: behind a backlog, re-sending
+    # it would only queue the same job twice. Read before the rows: a job woken in between is
+    # seen as stale at worst once, and running a job twice is a no-op.
+    queued = queue.queued_job_ids()
+    lost: list[JobRow] = []
+    with unit_of_work() as session:
+        after = 0
+        while len(lost) < _RESEND_PER_RUN:  # pages of stale rows, those still queued skipped
+            rows = session.scalars(
+                select(JobRow)
+                .where(
+                    JobRow.id > after,
+                    JobRow.status == "pending",
+                    JobRow.run_after <= now,
+                    # stale wake-up, or a delayed job never woken since it became due
+                    or_(JobRow.sent_at <= now - stale_after, JobRow.sent_at < JobRow.run_after),
+                )
+                .order_by(JobRow.id)
+                .limit(_RESEND_PER_RUN)
+            ).all()
+            if not rows:
+                break
+            after = rows[-1].id
+            lost += [row for row in rows if row.id not in queued][: _RESEND_PER_RUN - len(lost)]
+        for row in lost:
+            row.sent_at = now
+        ids = [row.id for row in lost]
     for job_id in ids:
         queue.send(job_id)
     if ids:
-        log.info("reconciler re-sent %d stale jobs", len(ids))
+        log.info("reconciler re-sent %d lost jobs", len(ids))
     return ids
 
 
-def _periodic_reconcile() -> None:
+def run_periodic() -> None:
+    """The minute's periodic work: lost wake-ups, then every domain's reconciler
+    (core/scheduler.py runs it once per minute across all processes)."""
     reconcile()
     for fn in _registry.reconcilers:
         try:
@@ -333,17 +348,27 @@ def _periodic_reconcile() -> None:
 
 
 class JobQueue:
-    """A huey instance with our two tasks registered on it."""
+    """A huey instance carrying wake-ups: one task, "run this job row". Periodic work is not a
+    queued task (a backlog would delay it): core/scheduler.py runs it."""
 
-    def __init__(self, huey: Huey, reconcile_every_minutes: int = 1) -> None:
+    def __init__(self, huey: Huey) -> None:
         self.huey = huey
         self._run = huey.task(name="varco.run_job", retries=0)(run_job)
-        self._reconcile = huey.periodic_task(
-            crontab(minute=f"*/{reconcile_every_minutes}"), name="varco.reconcile"
-        )(_periodic_reconcile)
 
     def send(self, job_id: int) -> None:
         self._run(job_id)
+
+    def queued_job_ids(self) -> set[int]:
+        """The job rows whose wake-up is waiting in the queue (not yet taken by a worker)."""
+        ids = set()
+        for data in self.huey.storage.enqueued_items():
+            try:
+                message = self.huey.serializer.deserialize(data)
+            except Exception:  # noqa: BLE001 - an unreadable message wakes nothing
+                continue
+            if message.name.endswith("run_job") and message.args:
+                ids.add(int(message.args[0]))
+        return ids
 
     def drain(self, limit: int = 10_000) -> int:
         """Run queued messages in this thread until the queue is empty (tests, CLI)."""

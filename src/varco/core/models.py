@@ -31,3 +31,14 @@ class JobRow(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     __table_args__ = (Index("ix_jobs_status_sent_at", "status", "sent_at"),)
+
+
+class PeriodicRun(Base):
+    """When periodic work last ran, whichever process ran it: the lease that makes it once per
+    interval across every worker (core/scheduler.py)."""
+
+    __tablename__ = "periodic_runs"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_run_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    holder: Mapped[str] = mapped_column(String(128))  # host:pid of the process that ran it
