@@ -41,6 +41,7 @@ class Settings(BaseSettings):
     data_dir: Path = Path("./varco-data")
     database_url: str | None = None  # default: SQLite file in data_dir
     redis_url: str | None = None  # unset = embedded mode (SqliteHuey, in-process limiter state)
+    idempotency_retention: Duration = timedelta(hours=24)  # Idempotency-Key: answers kept this long
     queue_name: str = "varco"  # the job queue's name (its Redis keys): installations sharing a Redis differ
     secret_key: SecretStr = SecretStr(DEMO_SECRET)
     # §1: 1.1.1 IdTrasmittente must be the intermediary's country + tax code (check 0094).

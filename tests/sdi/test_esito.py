@@ -243,3 +243,14 @@ def test_outcome_on_one_invoice_of_a_batch(client, db, clock, queue):
     assert ec.number == second
     ref = messages.parse(content).ref
     assert (ref.numero, ref.anno, ref.posizione) == (second, 2026, 2)
+
+
+def test_an_outcome_sent_twice_with_one_idempotency_key_is_sent_once(client, received, queue):
+    account, invoice = received
+    headers = bearer(sign_in(client, account.username)) | {"Idempotency-Key": uuid.uuid4().hex}
+    body = {"filename": invoice.filename, "sdiId": invoice.sdi_id, "esito": "EC01"}
+    first = client.post(PATH, json=body, headers=headers)
+    again = client.post(PATH, json=body, headers=headers)  # without the key: "one outcome per invoice"
+    assert first.status_code == again.status_code == 200 and again.json() == first.json()
+    queue.drain()
+    assert types(invoice.id) == ["MT", "EC"]

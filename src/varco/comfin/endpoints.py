@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import Header, Response
+from fastapi import Header, Request, Response
 
 from varco.auth.dependencies import Caller
 from varco.comfin import service
 from varco.comfin.ranges import zip_download
 from varco.comfin.schemas import CreateRequest, CreateResponse, InfoResponse, info_fields
+from varco.core import idempotency
 from varco.core.bodies import carries_file
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import shaped_router
@@ -15,18 +16,34 @@ from varco.core.errors import shaped_router
 router = shaped_router(too_large_code="AR03", tags=["financial communications"])  # §7.4
 
 
-@router.post("/api/v2/comfin", response_model=CreateResponse)
+@router.post(
+    "/api/v2/comfin",
+    response_model=CreateResponse,
+    openapi_extra={"parameters": [idempotency.OPENAPI_PARAMETER]},
+    responses={409: {"description": "Idempotency-Key reused for another request (errorCode 0409)"}},
+)
 @carries_file
 def create(
+    request: Request,
     body: CreateRequest,
     caller: Caller,
     session: SessionDep,
     clock: ClockDep,
     settings: SettingsDep,
 ) -> CreateResponse:
+    key = idempotency.key_of(request)  # varco's addition: a blind retry creates nothing twice
+    body_sha256 = idempotency.digest(body.model_dump_json()) if key else ""
+    if key and (
+        first := idempotency.replay(session, caller.id, "comfin", key, body_sha256, clock)
+        or idempotency.claim(session, caller.id, "comfin", key, body_sha256, clock)
+    ):
+        return CreateResponse.model_validate(first)
     new = service.NewRequest(body.userId, body.comunicationType, body.dataFile)
     created = service.create(session, caller, new, clock, settings)
-    return CreateResponse(requestId=created.request_id)
+    result = CreateResponse(requestId=created.request_id)
+    if key:
+        idempotency.answered(session, caller.id, "comfin", key, result.model_dump())
+    return result
 
 
 @router.get("/api/v2/comfin/{request_id}", response_model=InfoResponse)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Index, Integer, String, Text
+from sqlalchemy import JSON, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from varco.core.db import Base, UTCDateTime
@@ -42,3 +42,18 @@ class PeriodicRun(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     last_run_at: Mapped[datetime] = mapped_column(UTCDateTime)
     holder: Mapped[str] = mapped_column(String(128))  # host:pid of the process that ran it
+
+
+class IdempotencyKey(Base):
+    """A request sent with an `Idempotency-Key` header and the answer it got (core/idempotency.py)."""
+
+    __tablename__ = "idempotency_keys"
+    __table_args__ = (UniqueConstraint("account_id", "route", "key"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    account_id: Mapped[int] = mapped_column(Integer)  # the caller (whose keys these are)
+    route: Mapped[str] = mapped_column(String(32))  # upload, uploadSigned, esito, comfin
+    key: Mapped[str] = mapped_column(String(255))
+    body_sha256: Mapped[str] = mapped_column(String(64))
+    response: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # None while the first is running
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)

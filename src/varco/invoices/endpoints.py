@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from varco.auth.dependencies import authenticated
+from varco.core import idempotency
 from varco.core.bodies import carries_file
 from varco.core.clock import current_clock
 from varco.core.db import reading
@@ -38,7 +39,13 @@ def _brief(raw: bytes) -> bool:
     return len(raw) <= _BRIEF_BODY and plain and get_settings().embedded
 
 
-_RESPONSES = {413: {"model": UploadResult, "description": "File exceeds the maximum size (errorCode 0033)"}}
+_RESPONSES = {
+    409: {
+        "model": UploadResult,
+        "description": "Idempotency-Key reused for another request (errorCode 0409)",
+    },
+    413: {"model": UploadResult, "description": "File exceeds the maximum size (errorCode 0033)"},
+}
 
 
 def _upload(request: Request, raw: bytes, signed: bool, session: UnitOfWork) -> UploadResult:
@@ -47,9 +54,14 @@ def _upload(request: Request, raw: bytes, signed: bool, session: UnitOfWork) -> 
     then the body, the checks and the store.
     Settings and clock are read here, not injected: each dependency costs the hottest path a hop."""
     settings, clock = get_settings(), current_clock()
+    route = "uploadSigned" if signed else "upload"
     with reading(session, then_write=True):  # one transaction for the request (SQLite: see reading)
         caller = authenticated(request, session, clock)
         body = _body(raw)
+        key = idempotency.key_of(request)
+        body_sha256 = idempotency.digest(body.model_dump_json()) if key else ""
+        if key and (first := idempotency.replay(session, caller.id, route, key, body_sha256, clock)):
+            return UploadResult.model_validate(first)
         upload = Upload(
             data_file=body.dataFile,
             signed_endpoint=signed,
@@ -60,14 +72,20 @@ def _upload(request: Request, raw: bytes, signed: bool, session: UnitOfWork) -> 
             dry_run=body.dryRun,
         )
         checked = check_upload(session, caller, upload, settings)
+    if key and (first := idempotency.claim(session, caller.id, route, key, body_sha256, clock)):
+        return UploadResult.model_validate(first)  # a copy sent at the same time went first
     accepted = store_upload(session, caller, checked, settings, clock)
-    session.commit()  # here, not after the response is built: on SQLite this frees the write lock sooner
-    rid = request_id(request)
-    log.info("upload accepted: %s by %s (dry run %s)", accepted.filename, caller.username, upload.dry_run)
     text = "Dry run: checks passed, nothing sent" if upload.dry_run else "Operation done"
-    return UploadResult(
-        uploadFileName=accepted.filename, errorCode="0000", errorDescription=f"{text} [request {rid}]"
+    result = UploadResult(
+        uploadFileName=accepted.filename,
+        errorCode="0000",
+        errorDescription=f"{text} [request {request_id(request)}]",
     )
+    if key:
+        idempotency.answered(session, caller.id, route, key, result.model_dump())
+    session.commit()  # here, not after the response is built: on SQLite this frees the write lock sooner
+    log.info("upload accepted: %s by %s (dry run %s)", accepted.filename, caller.username, upload.dry_run)
+    return result
 
 
 def _body(raw: bytes) -> UploadRequest:
@@ -85,6 +103,7 @@ def _body(raw: bytes) -> UploadRequest:
 # The body is read by the endpoint (see _body): described here for the OpenAPI document.
 _BODY = {
     "security": [{"bearer": []}],  # the endpoint checks the bearer token itself (see _upload)
+    "parameters": [idempotency.OPENAPI_PARAMETER],
     "requestBody": {
         "required": True,
         "content": {"application/json": {"schema": UploadRequest.model_json_schema()}},

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import or_, select
 
-from varco.core import jobs
+from varco.core import idempotency, jobs
 from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
 from varco.core.models import JobRow
@@ -20,6 +20,13 @@ from varco.settings import get_settings
 def register(registry: jobs.Registry) -> None:
     registry.add(invoices.PROCESS, process)
     registry.reconciler(resume_stuck_invoices)
+    registry.reconciler(forget_idempotency_keys)
+
+
+def forget_idempotency_keys() -> None:
+    """Idempotency-Key answers past their retention (uploads are their main use)."""
+    with unit_of_work() as uow:
+        idempotency.purge_expired(uow, current_clock())
 
 
 def process(uow: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:

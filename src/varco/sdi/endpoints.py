@@ -10,6 +10,7 @@ from varco import fatturapa
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
 from varco.auth.dependencies import Caller, get_caller
+from varco.core import idempotency
 from varco.core.bodies import carries_file
 from varco.core.deps import ClockDep, SessionDep
 from varco.core.errors import BadRequest, Forbidden, request_id
@@ -55,6 +56,8 @@ Admin = Annotated[Account, Depends(admin_caller)]
     "/services/invoice/in/sendEsitoCommittente",
     response_model=EsitoOut,
     summary="Send the customer outcome (EC01 accept / EC02 refuse) on a received invoice",
+    openapi_extra={"parameters": [idempotency.OPENAPI_PARAMETER]},
+    responses={409: {"description": "Idempotency-Key reused for another request (errorCode 0409)"}},
 )
 def send_esito_committente(
     request: Request, body: EsitoIn, caller: Caller, session: SessionDep, clock: ClockDep
@@ -63,6 +66,13 @@ def send_esito_committente(
     if missing:
         raise esito_service.EsitoInputError(f"missing required field(s): {', '.join(missing)}")
     assert body.filename and body.sdiId and body.esito
+    key = idempotency.key_of(request)
+    body_sha256 = idempotency.digest(body.model_dump_json()) if key else ""
+    if key and (
+        first := idempotency.replay(session, caller.id, "esito", key, body_sha256, clock)
+        or idempotency.claim(session, caller.id, "esito", key, body_sha256, clock)
+    ):
+        return EsitoOut.model_validate(first)
     row = esito_service.send_esito(
         session,
         caller,
@@ -78,11 +88,14 @@ def send_esito_committente(
         ),
         clock,
     )
-    return EsitoOut(
+    result = EsitoOut(
         errorCode="0000",
         errorDescription=f"Operation done [request {request_id(request)}]",
         esitoFileName=row.esito_filename,
     )
+    if key:
+        idempotency.answered(session, caller.id, "esito", key, result.model_dump())
+    return result
 
 
 @esito_router.get(
