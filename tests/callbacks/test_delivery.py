@@ -17,7 +17,7 @@ from tests.callbacks.support import (
     usage_event,
     user,
 )
-from tests.factories import bearer
+from tests.factories import bearer, make_basic
 from tests.invoices.support import SUPPLIER_VAT, b64, invoice_xml
 from varco.callbacks import fanout
 from varco.core.clock import current_clock
@@ -148,6 +148,20 @@ def test_usage_events_keep_their_order_too(client, receiver, queue, clock):
     advance(clock, queue, timedelta(minutes=1))
     assert receiver.accepted_ids() == ids
     assert [r.json["data"]["usedTransmissions"] for r in receiver.accepted()] == [1, 2, 3]
+
+
+def test_one_accounts_stuck_counter_does_not_hold_another_accounts(client, receiver, queue, clock):
+    premium, token = user(client)
+    register(client, token, receiver.url, receiver)
+    assignor = make_basic(delegate_to=premium)  # a multiseller endpoint gets both accounts' counters
+    stuck = usage_event(premium, 1)
+    receiver.fail(stuck, times=1)
+    others = [usage_event(assignor, n) for n in (1, 2)]
+    later = usage_event(premium, 2)
+    run(queue)
+    assert receiver.accepted_ids() == others  # the premium account's lane waits behind its first
+    advance(clock, queue, timedelta(minutes=1))
+    assert receiver.accepted_ids() == [*others, stuck, later]
 
 
 def test_only_subscribed_event_kinds_are_sent(client, receiver, queue):

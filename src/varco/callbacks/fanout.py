@@ -23,6 +23,12 @@ def wake(session: UnitOfWork, delivery_id: int, clock: Clock, delay: timedelta |
     jobs.enqueue(session, DELIVER, delay=delay, clock=clock, delivery_id=delivery_id)
 
 
+def lane_of(event: Event) -> str:
+    """The ordering key: the invoice file name; for an account-level event (updateUsage) its type
+    and account, so that one stuck delivery holds back only that account's counters."""
+    return (event.subject or f"{event.type}:{event.account_id}")[:120]
+
+
 def fan_out(session: UnitOfWork, event: Event, clock: Clock | None = None) -> list[CallbackDelivery]:
     """One delivery per active endpoint that may see this event and wants its type."""
     # The app's clock, not the event's time: the SDI simulator may record events at its own time.
@@ -38,7 +44,7 @@ def fan_out(session: UnitOfWork, event: Event, clock: Clock | None = None) -> li
                 callback_id=endpoint.id,
                 event_id=event.id,
                 event_uid=event.payload["eventId"],
-                lane=(event.subject or event.type)[:120],
+                lane=lane_of(event),
                 is_test=False,
                 status=PENDING,
                 attempts=0,
