@@ -8,8 +8,11 @@ function; received invoices go to the account whose VAT number or tax code is th
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from datetime import UTC, datetime
 
+from lxml import etree
 from sqlalchemy import select
 
 from varco.core import blobs
@@ -21,6 +24,7 @@ from varco.invoices.models import Invoice, Notification
 from varco.invoices.states import InvoiceEvent, InvoiceState
 from varco.sdi import messages, received, sdicoop_channel
 from varco.sdi.models import EsitoCommittente, UnmatchedMessage, UnroutableInvoice
+from varco.sdi.sdicoop.schemas import parse_untrusted
 
 log = logging.getLogger("varco.sdi.inbound")
 
@@ -39,12 +43,42 @@ class NotificationRefused(BadRequest):
     """The SDI message cannot be accepted (NOTRSM201: formal error in the notification)."""
 
 
+# Times an invoice's life can carry: the XSD's dateTime also allows year 9999 at -14:00, which
+# has no UTC value, and whatever comes near it overflows when the 15 days are added.
+_EARLIEST, _LATEST = datetime(2000, 1, 1, tzinfo=UTC), datetime(9000, 1, 1, tzinfo=UTC)
+
+
+def read_message(xml: bytes, what: str) -> messages.Message:
+    """An SDI message from the network, as the rest of varco can hold it; NotificationRefused naming
+    `what` for anything else (never an exception that would read as "storage failed")."""
+    try:
+        parse_untrusted(xml)  # DTD, encodings, and a bounded tree before the XSD (its reports cost memory)
+        message = messages.parse(xml)
+    except (ValueError, etree.LxmlError) as exc:  # also dateTimes the XSD allows and Python cannot hold
+        raise NotificationRefused(f"{what}: {exc}"[:500]) from None
+    # IdentificativoSdI is 12 digits in the XSD, leading zeros and sign aside: the key, so canonical.
+    sdi_id = message.sdi_id.strip()
+    digits = sdi_id.removeprefix("-").removeprefix("+").lstrip("0") or "0"
+    if len(digits) > 12 or not (digits.isascii() and digits.isdigit()):
+        raise NotificationRefused(f"{what}: IdentificativoSdI {sdi_id[:40]!r} is not a 12-digit number")
+    if sdi_id:
+        sdi_id = str(int(digits) * (-1 if sdi_id.startswith("-") else 1))
+    delivered = message.delivered_at
+    if delivered is not None:
+        if delivered.tzinfo is None:  # the SDI writes Italian time
+            delivered = delivered.replace(tzinfo=messages.ROME)
+        try:
+            in_range = _EARLIEST <= delivered.astimezone(UTC) < _LATEST
+        except OverflowError:
+            in_range = False
+        if not in_range:
+            raise NotificationRefused(f"{what}: DataOraConsegna {delivered.isoformat()} is out of range")
+    return dataclasses.replace(message, sdi_id=sdi_id, delivered_at=delivered)
+
+
 def receive_notification(session: UnitOfWork, filename: str, xml: bytes, clock: Clock) -> Notification | None:
     """Store an SDI message about an invoice and apply its state change; None for a duplicate."""
-    try:
-        message = messages.parse(xml)
-    except messages.MessageError as exc:
-        raise NotificationRefused(f"notification {filename}: {exc}") from None
+    message = read_message(xml, f"notification {filename}")
     if message.type in ("MT", "EC"):
         raise NotificationRefused(f"notification {filename}: {message.type} is not sent to a transmitter")
     direction = "in" if message.type == "SE" else "out"
@@ -191,10 +225,7 @@ def receive_invoice(
     session: UnitOfWork, filename: str, content: bytes, metadata_xml: bytes, clock: Clock
 ) -> received.Delivery:
     """An invoice addressed to varco: deliver it to the client's account, or keep it aside."""
-    try:
-        metadata = messages.parse(metadata_xml)
-    except messages.MessageError as exc:
-        raise NotificationRefused(f"metadata of {filename}: {exc}") from None
+    metadata = read_message(metadata_xml, f"metadata of {filename}")
     if metadata.type != "MT":
         raise NotificationRefused(f"metadata of {filename}: expected MetadatiInvioFile, got {metadata.type}")
     existing = invoices.find_invoice(session, sdi_id=metadata.sdi_id, direction="in")

@@ -98,8 +98,9 @@ async def call(request: Request, service: str) -> Response:
         return refused
     try:
         body = await request.body()
-    except BodyTooLarge as exc:
-        return _send(server.SoapReply(413, server.TEXT_CONTENT_TYPE, f"{exc.detail}\n".encode()))
+    except BodyTooLarge as exc:  # the rest is not read: close, or the connection would have to drain it
+        headers = (("Connection", "close"),)
+        return _send(server.SoapReply(413, server.TEXT_CONTENT_TYPE, f"{exc.detail}\n".encode(), headers))
     try:
         soap = server.parse_request(
             _SERVICES[service],

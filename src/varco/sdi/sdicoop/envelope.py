@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from lxml import etree
@@ -15,6 +16,7 @@ ENVELOPE = f"{{{SOAP_ENV_NS}}}Envelope"
 BODY = f"{{{SOAP_ENV_NS}}}Body"
 HEADER = f"{{{SOAP_ENV_NS}}}Header"
 FAULT = f"{{{SOAP_ENV_NS}}}Fault"
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 XML_CONTENT_TYPE = "text/xml; charset=utf-8"  # SOAP 1.1 over HTTP (WS-I BP R1109 wants text/xml)
 
 
@@ -109,5 +111,6 @@ def fault_envelope(faultcode: str, faultstring: str) -> bytes:
     root, body = _skeleton()
     fault = etree.SubElement(body, FAULT)
     etree.SubElement(fault, "faultcode").text = f"soap:{faultcode}"
-    etree.SubElement(fault, "faultstring").text = faultstring
+    # lxml refuses control characters; a faultstring may quote what the caller sent
+    etree.SubElement(fault, "faultstring").text = _NOT_XML.sub("\ufffd", faultstring)
     return _serialise(root)

@@ -12,7 +12,7 @@ import base64
 import binascii
 import quopri
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from email.message import Message
 from urllib.parse import unquote
@@ -93,15 +93,16 @@ def split(content_type: str, body: bytes) -> list[Part]:
     boundary = _params(content_type).get_param("boundary")
     if not isinstance(boundary, str) or not boundary:
         raise MtomError("multipart/related without a boundary")
-    delimiter = b"--" + boundary.encode("latin-1")
+    if len(boundary) > 70 or not boundary.isascii():  # RFC 2046 §5.1.1: 1 to 70 ASCII characters
+        raise MtomError("the multipart boundary must be 1 to 70 ASCII characters")
+    delimiter = b"--" + boundary.encode("ascii")
     newline = b"\r\n" if (b"\r\n" + delimiter) in body or body.startswith(delimiter + b"\r\n") else b"\n"
-    chunks = (newline + body).split(newline + delimiter)
-    if len(chunks) < 3:
-        raise MtomError("no multipart delimiters found")
     parts = []
-    for chunk in chunks[1:]:  # chunks[0] is the preamble
+    for chunk in _chunks(newline + body, newline + delimiter):  # the preamble is skipped
         if chunk.startswith(b"--"):  # the close delimiter: the rest is epilogue
             break
+        if len(parts) == MAX_PARTS:  # checked before the part is read: a body of empty parts stays cheap
+            raise MtomError(f"more than {MAX_PARTS} parts")
         _, found, rest = chunk.partition(newline)  # after the delimiter: transport padding, newline
         if not found:
             raise MtomError("malformed multipart delimiter line")
@@ -113,13 +114,21 @@ def split(content_type: str, body: bytes) -> list[Part]:
                 raise MtomError("part without a header/body separator")
         headers = _headers(head)
         parts.append(Part(headers, _decode(headers, content)))
-        if len(parts) > MAX_PARTS:
-            raise MtomError(f"more than {MAX_PARTS} parts")
     else:
-        raise MtomError("multipart body without its close delimiter")
+        raise MtomError("multipart body without its close delimiter" if parts else "no multipart delimiter")
     if not parts:
         raise MtomError("multipart body without parts")
     return parts
+
+
+def _chunks(body: bytes, delimiter: bytes) -> Iterator[bytes]:
+    """What follows each delimiter up to the next (or the end), one at a time: never a list of them all."""
+    start = body.find(delimiter)
+    while start >= 0:
+        start += len(delimiter)
+        end = body.find(delimiter, start)
+        yield body[start:] if end < 0 else body[start:end]
+        start = end
 
 
 def _cid(href: str) -> str:
@@ -134,15 +143,19 @@ def decode(content_type: str, body: bytes) -> etree._Element:
     root_part = next((p for p in parts if p.content_id == start_id), None) if start_id else parts[0]
     if root_part is None:
         raise MtomError(f"no part has the start Content-ID <{start_id}>")
-    by_id = {p.content_id: p for p in parts if p.content_id and p is not root_part}
-    by_id_folded = {cid.lower(): p for cid, p in by_id.items()}
+    by_id: dict[str, Part] = {}
+    for part in parts:
+        if part.content_id and part is not root_part:
+            if part.content_id.lower() in by_id:  # which one was meant? (Content-IDs are unique, RFC 2392)
+                raise MtomError(f"two parts have the Content-ID <{part.content_id}>")
+            by_id[part.content_id.lower()] = part
     root = parse_untrusted(root_part.content)
     for include in list(root.iter(XOP_INCLUDE)):
         href = include.get("href") or ""
-        cid = _cid(href)
-        part = by_id.get(cid) or by_id_folded.get(cid.lower())
+        # A part is inlined once: a thousand includes of one 5 MB part would be 6.7 GB of base64.
+        part = by_id.pop(_cid(href).lower(), None)
         if part is None:
-            raise MtomError(f"xop:Include {href!r} names no part")
+            raise MtomError(f"xop:Include {href!r} names no part, or a part included already")
         parent = include.getparent()
         if parent is None or len(parent) != 1 or (parent.text or "").strip():
             raise MtomError("xop:Include must be the only content of its element")

@@ -235,8 +235,17 @@ def _value(kind: type, attribute: str, text: str) -> Any:
     if annotation == "bytes":
         return base64.b64decode("".join(text.split()), validate=True)
     if annotation == "int":
-        return int(text.strip())
+        # The XSDs bound the digits (12 or 15) but not leading zeros, and int() refuses past 4300.
+        sign, digits = ("-", text.strip()[1:]) if text.strip().startswith("-") else ("", text.strip())
+        digits = digits.removeprefix("+").lstrip("0") or "0"
+        if len(digits) > 18 or not (digits.isascii() and digits.isdigit()):
+            raise ValueError(f"{_xml_name(kind, attribute)} is not a whole number of at most 18 digits")
+        return int(sign + digits)
     return text.strip() if attribute == "tipo_file" else text
+
+
+def _xml_name(kind: type, attribute: str) -> str:
+    return dict(kind.XML)[attribute]  # type: ignore[attr-defined]
 
 
 def request_from_element(element: etree._Element) -> Request:

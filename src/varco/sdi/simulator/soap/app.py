@@ -82,7 +82,8 @@ def create_sdi_app(config: SimConfig) -> FastAPI:
             return _unknown(path)
         body = await _bounded_body(request, limit)
         if body is None:
-            return _send(server.SoapReply(413, server.TEXT_CONTENT_TYPE, b"request too large\n"))
+            close = (("Connection", "close"),)  # the rest is not read
+            return _send(server.SoapReply(413, server.TEXT_CONTENT_TYPE, b"request too large\n", close))
         try:
             soap = server.parse_request(
                 PATHS[path],

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from lxml import etree
+
 from varco.core import blobs
 from varco.core.clock import Clock
+from varco.core.numbers import MAX_ID
 from varco.core.uow import UnitOfWork
+from varco.sdi import messages
 from varco.sdi.sdicoop import server
 from varco.sdi.sdicoop.payloads import (
     ErroreInvio,
@@ -24,6 +28,7 @@ from varco.sdi.sdicoop.payloads import (
     StatoFile,
     TipoFile,
 )
+from varco.sdi.sdicoop.schemas import NotWellFormed, parse_untrusted
 from varco.sdi.simulator import comfin, engine, files, outcomes
 from varco.sdi.simulator.soap.config import SimConfig, transmitter_of
 
@@ -65,12 +70,29 @@ def ricevi_file(session: UnitOfWork, config: SimConfig, payload: object, clock: 
 def notifica_esito(session: UnitOfWork, config: SimConfig, payload: object, clock: Clock) -> server.SoapReply:
     """ES01, or ES00 with the ScartoEsitoCommittente (docs/sdi.md, simulator/outcomes.py)."""
     assert isinstance(payload, FileSdI)
+    unreadable = _unreadable(payload.file)
+    if unreadable:
+        return server.client_fault(f"NotificaEsito: {payload.nome_file} cannot be read: {unreadable}")
     receipt = outcomes.receive_outcome(session, payload.nome_file, payload.file, clock)
     if receipt.accepted:
         return server.notifica_esito_reply(RispostaNotificaEsito(EsitoNotifica.ES01))
     assert receipt.scarto_filename is not None and receipt.scarto_xml is not None
     scarto = FileSdIBase(receipt.scarto_filename, receipt.scarto_xml)
     return server.notifica_esito_reply(RispostaNotificaEsito(EsitoNotifica.ES00, scarto))
+
+
+def _unreadable(xml: bytes) -> str | None:
+    """Why an EC cannot even be read as one, before receive_outcome reads it: a DTD or a bomb, or
+    values the XSD allows and Python cannot hold (year 10000, an AnnoFattura of 5,000 digits).
+    What merely is not a valid EC is answered there, ES00 with the SE."""
+    try:
+        parse_untrusted(xml)
+        messages.parse(xml)
+    except (NotWellFormed, messages.MessageError):
+        return None  # EN00, from receive_outcome
+    except (ValueError, etree.LxmlError) as exc:  # InvalidXml too: a DTD, a bomb
+        return str(exc)[:300]
+    return None
 
 
 def trasmetti(session: UnitOfWork, config: SimConfig, payload: object, clock: Clock) -> server.SoapReply:
@@ -87,7 +109,8 @@ def trasmetti(session: UnitOfWork, config: SimConfig, payload: object, clock: Cl
 def esito(session: UnitOfWork, config: SimConfig, payload: object, clock: Clock) -> server.SoapReply:
     """SF01 while the file is checked, SF02 with the signed EsitoFile, SF03 for an unknown IDFile."""
     assert isinstance(payload, RichiestaEsito)
-    file = session.get(comfin.SimCommunication, payload.id_file)
+    # The XSD allows 15 digits; an id column holds 2**31 - 1 (PostgreSQL refuses a larger key).
+    file = session.get(comfin.SimCommunication, payload.id_file) if 0 < payload.id_file <= MAX_ID else None
     if file is None:
         return server.esito_reply(RispostaEsito(StatoFile.SF03))
     if file.esito is None:
