@@ -25,6 +25,7 @@ class EmbeddedWorker:
         self.scheduler = Scheduler()
 
     def start(self) -> None:
+        self.consumer.scheduler.start()  # huey's own (delayed messages); `stop` joins it
         for _, worker in self.consumer.worker_threads:
             worker.start()
         self.scheduler.start()
