@@ -55,4 +55,3 @@ def test_redis_keeps_no_key_per_job_after_a_drain(db, clock, redis_queue):
     keys = {key.decode() for key in client.scan_iter(f"huey.*{redis_queue.huey.storage.name}*")}
     assert not any("result" in key for key in keys), keys
     assert client.llen(f"huey.redis.{redis_queue.huey.storage.name}") == 0
-

@@ -525,10 +525,9 @@ def ec_file(anno: str = "2026") -> bytes:
     [
         with_prolog(BILLION_LAUGHS, ec_file()),
         with_prolog(b'<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>', ec_file()),
-        ec_file("0" * 5_000 + "2026"),
         ec_file().replace(b"<Esito>", f"<Esito{ATTRIBUTES}>".encode()),
     ],
-    ids=["billion laughs", "external entity", "AnnoFattura of 5,000 digits", "2,000 attributes"],
+    ids=["billion laughs", "external entity", "2,000 attributes"],
 )
 def test_the_simulator_refuses_an_outcome_it_cannot_read(sdi, file):
     before = stored()
@@ -540,7 +539,8 @@ def test_the_simulator_refuses_an_outcome_it_cannot_read(sdi, file):
 
 
 def test_the_simulator_answers_es00_to_an_outcome_that_is_no_ec(sdi):
-    for file in [b"garbage", rc_file("100000001", f"{TRANSMITTER}_ZZZZZ.xml", "10000-01-01T00:00:00")[:-30]]:
+    unreadable = [b"garbage", rc_file("100000001", f"{TRANSMITTER}_ZZZZZ.xml", "10000-01-01T00:00:00")[:-30]]
+    for file in [*unreadable, ec_file("0" * 5_000 + "2026")]:  # the last: a year Python cannot hold
         payload = FileSdI(100000001, f"{TRANSMITTER}_ZZZZY_EC_001.xml", file)
         answer = sdi_call(sdi, Service.SDI_RICEVI_NOTIFICA, "NotificaEsito", payload)
         assert answered(answer, "Esito") == "ES00"

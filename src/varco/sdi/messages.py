@@ -311,10 +311,20 @@ def parse(xml: bytes) -> Message:
     qname = etree.QName(root)
     if qname.namespace != NS or qname.localname not in TYPES:
         raise MessageError(f"{qname.text} is not an SDI message")
-    errors = validation_errors(xml)
+    try:
+        errors = validation_errors(xml)
+    except etree.Error as exc:  # e.g. a DTD the validator refuses
+        raise MessageError(f"not valid against MessaggiTypes v1.1: {exc}") from None
     if errors:
         raise MessageError("not valid against MessaggiTypes v1.1: " + "; ".join(errors[:3]))
-    type_ = TYPES[qname.localname]
+    try:
+        return _read(root)
+    except (ValueError, OverflowError) as exc:  # values the XSD allows and Python cannot hold
+        raise MessageError(f"a value cannot be read: {exc}") from None
+
+
+def _read(root: etree._Element) -> Message:
+    type_ = TYPES[etree.QName(root).localname]
     esito_block = root.find("EsitoCommittente") if type_ == "NE" else root
     delivered = root.findtext("DataOraConsegna")
     return Message(
