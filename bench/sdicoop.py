@@ -16,124 +16,25 @@ figure is invoices/s over that span; the target is SOAP ≥ 50 % of the baseline
 from __future__ import annotations
 
 import argparse
-import base64
 import json
-import os
-import sqlite3
 import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
-
-import httpx
-from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _server import free_port  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "tests" / "sdi" / "fixtures" / "FPR12.xml"
-VARCO = [sys.executable, "-m", "varco.cli"]
-TRANSMITTER = "IT05555550028"  # varco's default VARCO_TRANSMITTER_ID
-SUPPLIER_VAT = "01234560017"  # demo-premium
-CONSEGNATA = 7
-
-
-def invoice(number: str) -> bytes:
-    """The sample, numbered `number`, from demo-premium to a customer no intermediary serves."""
-    root = etree.fromstring(SAMPLE.read_bytes())
-    for element in root.iter("Numero"):
-        if element.getparent().tag == "DatiGeneraliDocumento":
-            element.text = number
-    supplier = root.find(".//CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdCodice")
-    supplier.text = SUPPLIER_VAT
-    next(root.iter("IdTrasmittente")).find("IdCodice").text = TRANSMITTER[2:]
-    next(root.iter("CodiceDestinatario")).text = "XYZ1234"
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
-
-
-def env_for(data_dir: Path, **settings: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VARCO_")}
-    env.update(VARCO_DATA_DIR=str(data_dir), VARCO_IP_LIMITS_ENABLED="false", VARCO_DEFAULT_TIER="6")
-    env.update({f"VARCO_{k.upper()}": v for k, v in settings.items()})
-    return env
-
-
-@contextmanager
-def process(args: list[str], env: dict[str, str], log: Path, ready_url: str, **tls: object) -> Iterator[int]:
-    with log.open("w") as out:
-        proc = subprocess.Popen([*VARCO, *args], env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"{args[0]} exited:\n{log.read_text()[-3000:]}")
-            try:
-                httpx.get(ready_url, timeout=2, **tls)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"{args[0]} did not start:\n{log.read_text()[-3000:]}") from None
-                time.sleep(0.1)
-        yield proc.pid
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
-
-
-def delivered(database: Path) -> int:
-    with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM invoices WHERE direction = 'out' AND state = ?", (CONSEGNATA,)
-        )
-        return row.fetchone()[0]
+from _topology import TRANSMITTER, VARCO, env_for, invoice, process, upload_all, wait_delivered  # noqa: E402
 
 
 def run(base: str, database: Path, count: int, threads: int, label: str) -> float:
     """Upload `count` invoices with `threads` clients; invoices/s until all are Consegnata."""
-    token = httpx.post(
-        f"{base}/auth/signin",
-        data={"grant_type": "password", "username": "demo-premium", "password": "demo-premium-pw"},
-        timeout=30,
-    ).json()["access_token"]
-    bodies = [
-        json.dumps({"dataFile": base64.b64encode(invoice(f"S{uuid.uuid4().int % 10**9}")).decode()})
-        for _ in range(count)
-    ]
-    lock = threading.Lock()
-
-    def upload() -> None:
-        with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {token}"}) as client:
-            while True:
-                with lock:
-                    if not bodies:
-                        return
-                    body = bodies.pop()
-                answer = client.post(
-                    f"{base}/services/invoice/upload",
-                    content=body,
-                    headers={"Content-Type": "application/json"},
-                )
-                assert answer.json()["errorCode"] == "0000", answer.text
-
     start = time.perf_counter()
-    clients = [threading.Thread(target=upload) for _ in range(threads)]
-    for client in clients:
-        client.start()
-    for client in clients:
-        client.join()
-    uploaded = time.perf_counter() - start
-    deadline = time.monotonic() + 600
-    while (done := delivered(database)) < count:
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{label}: only {done} of {count} invoices Consegnata after 600 s")
-        time.sleep(0.05)
+    uploaded = upload_all([base], count, threads)
+    wait_delivered(f"sqlite:///{database}", count, label, limit_seconds=600)
     elapsed = time.perf_counter() - start
     print(f"{label:44} {count / elapsed:8.1f} inv/s  ({count} in {elapsed:.1f} s, uploads {uploaded:.1f} s)")
     return count / elapsed

@@ -1,0 +1,137 @@
+"""Shared by the benches that run what ships: real `varco` processes, typical invoices uploaded
+over HTTP from client threads, and the database read to see how far they got."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from lxml import etree
+from sqlalchemy import create_engine, text
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "tests" / "sdi" / "fixtures" / "FPR12.xml"
+VARCO = [sys.executable, "-m", "varco.cli"]
+TRANSMITTER = "IT05555550028"  # varco's default VARCO_TRANSMITTER_ID
+SUPPLIER_VAT = "01234560017"  # demo-premium
+CONSEGNATA = 7
+
+
+def invoice(number: str) -> bytes:
+    """The FPR12 sample (about 5.7 KB, every check passes), numbered `number`, from demo-premium to
+    a customer no intermediary serves."""
+    root = etree.fromstring(SAMPLE.read_bytes())
+    for element in root.iter("Numero"):
+        if element.getparent().tag == "DatiGeneraliDocumento":
+            element.text = number
+    supplier = root.find(".//CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdCodice")
+    supplier.text = SUPPLIER_VAT
+    next(root.iter("IdTrasmittente")).find("IdCodice").text = TRANSMITTER[2:]
+    next(root.iter("CodiceDestinatario")).text = "XYZ1234"
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+
+
+def env_for(data_dir: Path, **settings: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VARCO_")}
+    env.update(VARCO_DATA_DIR=str(data_dir), VARCO_IP_LIMITS_ENABLED="false", VARCO_DEFAULT_TIER="6")
+    env.update({f"VARCO_{k.upper()}": v for k, v in settings.items()})
+    return env
+
+
+@contextmanager
+def process(
+    args: list[str], env: dict[str, str], log: Path, ready_url: str | None = None, **tls: object
+) -> Iterator[int]:
+    """A `varco` process, until the block ends; with `ready_url`, started when that answers."""
+    with log.open("w") as out:
+        proc = subprocess.Popen([*VARCO, *args], env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while ready_url is not None:
+            if proc.poll() is not None:
+                raise SystemExit(f"{args[0]} exited:\n{log.read_text()[-3000:]}")
+            try:
+                httpx.get(ready_url, timeout=2, **tls)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"{args[0]} did not start:\n{log.read_text()[-3000:]}") from None
+                time.sleep(0.1)
+        yield proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def delivered(database_url: str) -> int:
+    """Sent invoices in 7 Consegnata (the RC recorded)."""
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            query = text("SELECT count(*) FROM invoices WHERE direction = 'out' AND state = :state")
+            return conn.execute(query, {"state": CONSEGNATA}).scalar() or 0
+    finally:
+        engine.dispose()
+
+
+def wait_delivered(database_url: str, count: int, label: str, limit_seconds: float = 900) -> None:
+    deadline = time.monotonic() + limit_seconds
+    while (done := delivered(database_url)) < count:
+        if time.monotonic() > deadline:
+            raise SystemExit(
+                f"{label}: only {done} of {count} invoices Consegnata after {limit_seconds:.0f} s"
+            )
+        time.sleep(0.05)
+
+
+def upload_all(bases: list[str], count: int, threads: int) -> float:
+    """Upload `count` typical invoices from `threads` clients spread over the API processes;
+    returns the seconds it took."""
+    token = httpx.post(
+        f"{bases[0]}/auth/signin",
+        data={"grant_type": "password", "username": "demo-premium", "password": "demo-premium-pw"},
+        timeout=30,
+    ).json()["access_token"]
+    bodies = [
+        json.dumps({"dataFile": base64.b64encode(invoice(f"S{uuid.uuid4().int % 10**9}")).decode()})
+        for _ in range(count)
+    ]
+    lock = threading.Lock()
+
+    def client(base: str) -> None:
+        with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {token}"}) as http:
+            while True:
+                with lock:
+                    if not bodies:
+                        return
+                    body = bodies.pop()
+                answer = http.post(
+                    f"{base}/services/invoice/upload",
+                    content=body,
+                    headers={"Content-Type": "application/json"},
+                )
+                assert answer.json()["errorCode"] == "0000", answer.text
+
+    start = time.perf_counter()
+    clients = [threading.Thread(target=client, args=(bases[n % len(bases)],)) for n in range(threads)]
+    for thread in clients:
+        thread.start()
+    for thread in clients:
+        thread.join()
+    return time.perf_counter() - start

@@ -1,0 +1,150 @@
+"""The production topology against the embedded default, side by side in one run (issue 22).
+
+.venv/bin/python bench/production.py [--invoices 400] [--threads 4]
+
+Real processes, typical invoices (the FPR12 sample, every check on), uploaded over HTTP:
+1. upload CPU: the API process's CPU per upload (/proc/PID/stat), embedded (`varco serve
+   --no-worker` on SQLite) vs PostgreSQL + Redis (`varco serve`, no worker running meanwhile).
+   Target: PostgreSQL within 2x of embedded.
+2. drain: the invoices uploaded in 1 (state 1, their jobs queued) carried to 7 Consegnata by ONE
+   worker process (`varco worker`, 2 threads), embedded (SQLite + SqliteHuey) vs PostgreSQL +
+   Redis. Target: PostgreSQL >= 150 invoices/s.
+3. scale-out on PostgreSQL + Redis: upload -> 7 with 1 API + 1 worker process, then with 2 + 2.
+   Target: 2 + 2 no lower than 1 + 1.
+PostgreSQL at 127.0.0.1:5432 (a database created and dropped here), Redis at 127.0.0.1:6379 (a
+queue name of this run, its keys deleted at the end).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+import uuid
+from contextlib import ExitStack
+from pathlib import Path
+
+import redis
+from sqlalchemy import create_engine, text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _server import free_port  # noqa: E402
+from _topology import cpu_seconds, env_for, process, upload_all, wait_delivered  # noqa: E402
+
+POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+class Postgres:
+    """A database of its own for each topology run."""
+
+    def __init__(self) -> None:
+        self.admin = create_engine(f"{POSTGRES}/postgres", isolation_level="AUTOCOMMIT")
+        self.names: list[str] = []
+
+    def new(self) -> str:
+        name = f"varco_bench_{uuid.uuid4().hex[:8]}"
+        with self.admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        self.names.append(name)
+        return f"{POSTGRES}/{name}"
+
+    def drop(self) -> None:
+        with self.admin.connect() as conn:
+            for name in self.names:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        self.admin.dispose()
+
+
+def production_env(work: Path, database_url: str, queue: str) -> dict[str, str]:
+    return env_for(work, database_url=database_url, redis_url=REDIS_URL, queue_name=queue)
+
+
+def api(stack: ExitStack, env: dict[str, str], log: Path, *extra: str) -> tuple[str, int]:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    pid = stack.enter_context(process(["serve", "--port", str(port), *extra], env, log, f"{base}/health"))
+    return base, pid
+
+
+def upload_and_drain(
+    label: str, env: dict[str, str], database_url: str, work: Path, count: int, threads: int
+) -> dict:
+    """Phase 1 (upload, no worker) then phase 2 (one worker process drains)."""
+    with ExitStack() as stack:
+        base, pid = api(stack, env, work / f"{label}-api.log", "--no-worker")
+        cpu = cpu_seconds(pid)
+        uploaded = upload_all([base], count, threads)
+        cpu_ms = (cpu_seconds(pid) - cpu) * 1000 / count
+        start = time.perf_counter()
+        stack.enter_context(process(["worker", "--workers", "2"], env, work / f"{label}-worker.log"))
+        wait_delivered(database_url, count, label)
+        drained = time.perf_counter() - start
+    return {"upload_s": uploaded, "cpu_ms": cpu_ms, "drain": count / drained}
+
+
+def scale_out(env: dict[str, str], database_url: str, work: Path, count: int, threads: int, n: int) -> float:
+    """Upload -> 7 with n API and n worker processes."""
+    with ExitStack() as stack:
+        bases = [api(stack, env, work / f"scale{n}-api{i}.log")[0] for i in range(n)]
+        for i in range(n):
+            stack.enter_context(process(["worker", "--workers", "2"], env, work / f"scale{n}-worker{i}.log"))
+        time.sleep(2)  # the workers' consumers are up (they print nothing a probe could read)
+        start = time.perf_counter()
+        upload_all(bases, count, threads)
+        wait_delivered(database_url, count, f"{n} + {n}")
+        return count / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--invoices", type=int, default=400)
+    parser.add_argument("--threads", type=int, default=4)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="varco-bench-production-"))
+    queue = f"varco-bench-{uuid.uuid4().hex[:8]}"
+    postgres = Postgres()
+    try:
+        sqlite_url = f"sqlite:///{work / 'embedded' / 'varco.sqlite3'}"
+        embedded = upload_and_drain(
+            "embedded", env_for(work / "embedded"), sqlite_url, work, args.invoices, args.threads
+        )
+        pg_url = postgres.new()
+        prod = upload_and_drain(
+            "postgres", production_env(work / "pg", pg_url, queue), pg_url, work, args.invoices, args.threads
+        )
+        one = postgres.new()
+        single = scale_out(
+            production_env(work / "s1", one, queue + "-1"), one, work, args.invoices, args.threads, 1
+        )
+        two = postgres.new()
+        double = scale_out(
+            production_env(work / "s2", two, queue + "-2"), two, work, args.invoices, args.threads, 2
+        )
+    finally:
+        postgres.drop()
+        client = redis.Redis.from_url(REDIS_URL)
+        for key in client.scan_iter(f"*{queue}*"):
+            client.delete(key)
+
+    print(f"{args.invoices} typical invoices, {args.threads} upload clients")
+    print(f"{'figure':52} {'embedded':>10} {'PostgreSQL':>11} {'ratio':>7}  target")
+    ratio = prod["cpu_ms"] / embedded["cpu_ms"]
+    print(
+        f"{'upload: API CPU ms per request':52} {embedded['cpu_ms']:10.2f} {prod['cpu_ms']:11.2f} "
+        f"{ratio:7.2f}  <= 2.00 {'met' if ratio <= 2 else 'NOT met'}"
+    )
+    print(
+        f"{'drain, one worker process: invoices/s':52} {embedded['drain']:10.1f} {prod['drain']:11.1f} "
+        f"{prod['drain'] / embedded['drain']:7.2f}  "
+        f"PostgreSQL >= 150 {'met' if prod['drain'] >= 150 else 'NOT met'}"
+    )
+    print(
+        f"{'PostgreSQL upload -> 7, 1 API + 1 worker vs 2 + 2: inv/s':52} {single:10.1f} {double:11.1f} "
+        f"{double / single:7.2f}  2 + 2 >= 1 + 1 {'met' if double >= single else 'NOT met'}"
+    )
+
+
+if __name__ == "__main__":
+    main()
