@@ -15,6 +15,7 @@ from tests.factories import bearer, make_account, sign_in
 from tests.sdi.sdicoop_world import fake_sdi
 from varco.comfin import xsd
 from varco.comfin.models import ComfinRequest
+from varco.comfin.tasks import resolve_stuck
 from varco.core.db import unit_of_work
 from varco.core.jobs import reconcile
 from varco.sdi.sdicoop.payloads import FileSdIBase, StatoFile
@@ -118,3 +119,32 @@ def test_ee01_on_the_poll_is_asked_again(client, queue, clock, sdi, pkcs12):
     assert sdi.names() == ["Trasmetti", "Esito", "Esito"]
     info = client.get(f"/api/v2/comfin/{request_id}", headers=bearer(token)).json()
     assert (info["result"], info["elaboratedResult"]) == ("SF02", "ES03")
+
+
+def test_sf03_is_a_final_error_with_the_sdis_file(client, queue, clock, sdi, pkcs12):
+    token, request_id = create(client, pkcs12)
+    queue.drain()
+    info = client.get(f"/api/v2/comfin/{request_id}", headers=bearer(token)).json()
+    sdi.esito = StatoFile.SF03
+    sdi.outcome = FileSdIBase("IT_ES_001.xml", esito_file(clock, info["fileId"], info["fileName"], "ES03"))
+    poll_time(clock, queue)
+    info = client.get(f"/api/v2/comfin/{request_id}", headers=bearer(token)).json()
+    assert (info["result"], info["elaboratedResult"], info["status"]) == ("SF03", "ES03", "ERROR")
+    assert base64.b64decode(info["notifyResult"]) == sdi.outcome.file
+    poll_time(clock, queue)  # final: no more polling
+    assert sdi.names() == ["Trasmetti", "Esito"]
+
+
+def test_a_communication_the_sdi_may_have_is_not_given_up_as_never_transmitted(
+    client, queue, clock, sdi, pkcs12
+):
+    _, request_id = create(client, pkcs12)
+    sdi.plan = ["close"]  # the SDI read it; the answer (its IDFile) never came
+    queue.drain()
+    clock.advance(get_settings().comfin_send_deadline + timedelta(minutes=5))
+    reconcile(clock)
+    resolve_stuck(clock)
+    with unit_of_work() as session:  # (the token has expired meanwhile)
+        request = session.scalars(select(ComfinRequest).where(ComfinRequest.request_id == request_id)).one()
+    assert request.result == "SF01"  # not AR06: it may well have arrived
+    assert sdi.names() == ["Trasmetti"]

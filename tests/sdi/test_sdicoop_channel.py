@@ -16,7 +16,7 @@ import zeep
 import zeep.transports
 from fastapi.testclient import TestClient
 from lxml import etree
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from tests.factories import bearer, make_account, sign_in
 from tests.sdi.factories import (
@@ -32,6 +32,7 @@ from tests.sdi.sdicoop_world import accepting_as, fake_sdi, new_sdi_id, varco_li
 from varco.core import blobs
 from varco.core.db import unit_of_work
 from varco.core.jobs import reconcile
+from varco.core.models import JobRow
 from varco.invoices.models import Invoice
 from varco.invoices.states import InvoiceState as S
 from varco.sdi import messages, transmissions
@@ -277,6 +278,95 @@ def test_unknown_is_sent_again_after_the_long_wait_and_the_duplicate_refusal_of_
             select(UnmatchedMessage).where(UnmatchedMessage.filename == ns.nome_file)
         ).one()
     assert "copy sent again" in kept.reason and "00002" in kept.reason
+
+
+def ns_for(sdi_id: str, filename: str, codes: list[str], clock) -> FileSdI:
+    errors = [{"code": code, "description": "Duplicato"} for code in codes]
+    element = messages.notifica_scarto(sdi_id, filename, clock.now(), errors, "1")
+    with unit_of_work() as session:
+        xml = messages.serialize(signing.sign(session, element, clock))
+    return FileSdI(int(sdi_id), messages.message_name(filename, "NS", 2), xml)
+
+
+@pytest.mark.parametrize("refusal_first", [True, False], ids=["refusal-first", "rc-first"])
+def test_after_a_re_send_the_first_transmissions_notifications_still_reach_the_invoice(
+    client, queue, clock, sdi, listener, refusal_first
+):
+    sdi.plan = ["close"]  # the SDI took the file as `first`; its answer was lost
+    invoice = sent_invoice(client, queue)
+    first = new_sdi_id()
+    clock.advance(get_settings().sdicoop_unknown_resend_after + timedelta(minutes=1))
+    transmissions.settle_stalled(clock)
+    queue.drain()
+    copy_id = transmission(invoice.id).answer_id
+    assert state(invoice.id) == S.INVIATA
+    refusal = ns_for(copy_id, invoice.filename, ["00002"], clock)  # about the copy
+    rc = rc_for(first, invoice.filename, clock)  # about the file the SDI had all along
+    calls = [("NotificaScarto", refusal), ("RicevutaConsegna", rc)]
+    for name, payload in calls if refusal_first else calls[::-1]:
+        assert listener.call(Service.TRASMISSIONE_FATTURE, name, payload).status_code == 202
+    assert state(invoice.id) == S.CONSEGNATA
+    assert types(invoice.id) == ["RC"]
+    with unit_of_work() as session:
+        assert session.get_one(Invoice, invoice.id).sdi_id == first
+        kept = session.scalars(select(UnmatchedMessage).where(UnmatchedMessage.filename == refusal.nome_file))
+        assert len(kept.all()) == 1
+
+
+def test_a_due_transmission_whose_job_is_gone_gets_one_again(client, queue, clock, sdi):
+    sdi.plan = ["EI02"]
+    invoice = sent_invoice(client, queue)
+    row = transmission(invoice.id)
+    with unit_of_work() as session:  # its job gave up (e.g. storage unreadable ten times)
+        job = JobRow.key == f"sdicoop:{row.id}:{row.attempts}"
+        session.execute(update(JobRow).where(job).values(status="failed"))
+    clock.advance(get_settings().sdicoop_retry_base + timedelta(minutes=5))
+    reconcile(clock)
+    queue.drain()
+    assert sdi.names() == ["RiceviFile"]  # nothing would ever send it
+    assert transmissions.settle_stalled(clock)["woken"] == 1
+    assert transmissions.settle_stalled(clock)["woken"] == 0  # its new job is waiting: not twice
+    queue.drain()
+    assert sdi.names() == ["RiceviFile", "RiceviFile"]
+    assert state(invoice.id) == S.INVIATA
+
+
+def test_an_answer_recorded_after_the_reconciler_gave_the_claim_up_still_counts(
+    client, queue, clock, sdi, monkeypatch
+):
+    answered = new_sdi_id()
+    sdi.plan = [accepting_as(answered)]
+    account = supplier_account()
+    invoice_id = upload(client, account, invoice_file(supplier_vat=account.vat_code))
+    late = []
+    real_record = transmissions.record
+
+    def slow_record(session, transmission_id, answer, settings, clock_):
+        late.append((transmission_id, answer))  # the answer is held until the claim is given up
+
+    monkeypatch.setattr(transmissions, "record", slow_record)
+    queue.drain()
+    monkeypatch.setattr(transmissions, "record", real_record)
+    clock.advance(timedelta(seconds=get_settings().sdicoop_timeout_seconds) + timedelta(minutes=3))
+    assert transmissions.settle_stalled(clock)["unknown"] == 1
+    [(transmission_id, answer)] = late
+    with unit_of_work() as session:
+        transmissions.record(session, transmission_id, answer, get_settings(), clock)
+    assert state(invoice_id) == S.INVIATA
+    assert (transmission(invoice_id).status, transmission(invoice_id).answer_id) == ("DONE", answered)
+
+
+def test_a_missing_endpoint_url_is_waited_for_not_a_refusal(client, queue, clock, sdi, configure):
+    configure(sdicoop_ricevi_file_url="")  # unset
+    invoice = sent_invoice(client, queue)
+    assert invoice.state == S.PRESA_IN_CARICO
+    row = transmission(invoice.id)
+    assert row.status == "PENDING" and "no endpoint" in row.last_error
+    configure(sdicoop_ricevi_file_url=f"{sdi.url}/SdIRiceviFile")
+    clock.advance(get_settings().sdicoop_retry_base + timedelta(seconds=1))
+    reconcile(clock)
+    queue.drain()
+    assert state(invoice.id) == S.INVIATA
 
 
 def test_a_notification_about_no_invoice_of_ours_is_kept_aside(queue, clock, listener):

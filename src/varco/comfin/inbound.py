@@ -31,9 +31,10 @@ def record_receipt(session: UnitOfWork, pk: int, file_id: str, received_at: date
 
 
 def receive_outcome(
-    session: UnitOfWork, file_id: str, filename: str, xml: bytes, clock: Clock
+    session: UnitOfWork, file_id: str, filename: str, xml: bytes, clock: Clock, *, state: str = "SF02"
 ) -> ComfinRequest | None:
-    """The SDI's EsitoFile for a sent communication: store it, SF02, and seal the package after commit."""
+    """The SDI's EsitoFile for a sent communication: store it, SF02 (or the SDI's SF03, a final
+    error), and seal the package after commit."""
     repo = ComfinRepository(session)
     found = repo.by_file_id(file_id)
     if found is None:
@@ -51,8 +52,10 @@ def receive_outcome(
         request.result = states.next_result(request.result, "SF03")
         request.error = "The Exchange System's answer could not be read"
     else:
-        request.result = states.next_result(request.result, "SF02")
+        request.result = states.next_result(request.result, "SF03" if state == "SF03" else "SF02")
         request.elaborated_result = esito
+        if state == "SF03":
+            request.error = f"The Exchange System ended the file in error (SF03, esito {esito})"
     request.status, request.updated_at = states.STATUS[request.result], now
     jobs.enqueue(session, SEAL, key=f"comfin.seal:{request.id}", clock=clock, request_pk=request.id)
     return request

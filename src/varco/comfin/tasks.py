@@ -10,6 +10,7 @@ from varco.core import jobs
 from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
 from varco.core.uow import UnitOfWork
+from varco.sdi import sdicoop_channel
 from varco.settings import get_settings
 
 log = logging.getLogger("varco.comfin")
@@ -38,6 +39,9 @@ def resolve_stuck(clock: Clock | None = None) -> dict[str, list[int]]:
     done: dict[str, list[int]] = {"AR06": [], "AR07": [], "sealed": []}
     with unit_of_work() as session:
         unsent = service.stuck(session, sent=False, before=now - settings.comfin_send_deadline)
+        # Over SDICoop a Trasmetti whose answer was lost may have arrived: not "not transmitted".
+        maybe_sent = sdicoop_channel.may_have_reached(session, "communication", unsent)
+        unsent = [pk for pk in unsent if pk not in maybe_sent]
         unanswered = service.stuck(session, sent=True, before=now - settings.comfin_outcome_deadline)
         unsealed = service.unsealed(session, settings.preservation_batch)
     for result, ids, reason in (

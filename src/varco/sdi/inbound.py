@@ -99,7 +99,7 @@ def receive_notification(session: UnitOfWork, filename: str, xml: bytes, clock: 
     if direction == "out" and message.filename and message.filename != invoice.filename:
         reason = f"NomeFile {message.filename} is not {invoice.filename} (IdentificativoSdI {message.sdi_id})"
         return unmatched(session, filename, xml, message, reason, clock)
-    if message.type == "NS" and _refuses_a_copy(session, invoice, message):
+    if _refuses_a_copy(session, invoice, message):
         reason = (
             f"the SDI refused the copy sent again after an unknown outcome as a duplicate "
             f"({', '.join(e['code'] for e in message.errors)}): it had received {invoice.filename} before"
@@ -134,15 +134,23 @@ _DUPLICATE = {"00002", "00404"}  # duplicate file name, duplicate invoice
 def _refuses_a_copy(session: UnitOfWork, invoice: Invoice, message: messages.Message) -> bool:
     """An NS about a re-sent copy for duplication only: about the copy, not the invoice
     (sdicoop-notes.md). The invoice stays 3 Inviata; the message is kept with the reason."""
+    return _duplicate_refusal(message) and sdicoop_channel.was_resent(session, "invoice", invoice.id)
+
+
+def _duplicate_refusal(message: messages.Message) -> bool:
     codes = {error["code"] for error in message.errors}
-    return bool(codes) and codes <= _DUPLICATE and sdicoop_channel.was_resent(session, "invoice", invoice.id)
+    return message.type == "NS" and bool(codes) and codes <= _DUPLICATE
 
 
 def _adopted(session: UnitOfWork, message: messages.Message, clock: Clock) -> Invoice | None:
     """The invoice a message names by file name when its IdentificativoSdI was never recorded: the
     SDI took the file but its answer was lost (sdicoop-notes.md). The message settles it."""
     invoice = invoices.find_invoice(session, filename=message.filename, direction="out", lock=True)
-    if invoice is None or invoice.sdi_id is not None or invoice.handed_over_at is None:
+    if invoice is None or invoice.handed_over_at is None:
+        return None
+    if invoice.sdi_id == message.sdi_id:
+        return invoice  # the call's answer was recorded while this message waited for the lock
+    if invoice.sdi_id is not None and not _from_the_first_copy(session, invoice, message):
         return None
     log.warning(
         "%s: IdentificativoSdI %s learnt from the SDI's %s", invoice.filename, message.sdi_id, message.type
@@ -153,6 +161,13 @@ def _adopted(session: UnitOfWork, message: messages.Message, clock: Clock) -> In
     else:
         invoice.sdi_id = message.sdi_id
     return invoice
+
+
+def _from_the_first_copy(session: UnitOfWork, invoice: Invoice, message: messages.Message) -> bool:
+    """After a re-send the invoice holds the copy's IdentificativoSdI; a message naming the file
+    under another id, other than the duplicate refusal of a copy, is about the transmission the
+    SDI had all along: that id is the invoice's (the copy's refusal is kept aside)."""
+    return not _duplicate_refusal(message) and sdicoop_channel.was_resent(session, "invoice", invoice.id)
 
 
 def unmatched(

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from varco.core import jobs
 from varco.core.clock import Clock
+from varco.core.models import JobRow
 from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice
 from varco.sdi.channel import CommunicationReceipt, OutcomeReceipt
@@ -67,17 +68,42 @@ def was_resent(session: UnitOfWork, kind: str, ref_id: int) -> bool:
     return bool(session.scalar(select(row.resent).where(row.kind == kind, row.ref_id == ref_id)))
 
 
-def wake(session: UnitOfWork, row: SdiTransmission, clock: Clock) -> None:
-    """A job for the row's next attempt, at `next_attempt_at` (clock time)."""
+def may_have_reached(session: UnitOfWork, kind: str, ref_ids: list[int]) -> set[int]:
+    """Of `ref_ids`, those whose call the SDI may have received without our knowing (in flight,
+    or UNKNOWN): giving them up as "never transmitted" could be false."""
+    if not ref_ids:
+        return set()
+    row = SdiTransmission
+    undecided = row.status.in_((IN_FLIGHT, UNKNOWN))
+    query = select(row.ref_id).where(row.kind == kind, row.ref_id.in_(ref_ids), undecided)
+    return set(session.scalars(query))
+
+
+def wake(session: UnitOfWork, row: SdiTransmission, clock: Clock, *, again: bool = False) -> None:
+    """A job for the row's next attempt, at `next_attempt_at` (clock time). `again`: the attempt's
+    job is gone (failed, or ran before the row was due), so this one needs a key of its own."""
     delay = row.next_attempt_at - clock.now()
+    key = _key(row) + (f":{clock.now().timestamp():.0f}" if again else "")
     jobs.enqueue(
         session,
         CALL,
-        key=f"sdicoop:{row.id}:{row.attempts}",
+        key=key,
         delay=delay if delay > timedelta() else None,
         clock=clock,
         transmission_id=row.id,
     )
+
+
+def job_waiting(session: UnitOfWork, row: SdiTransmission) -> bool:
+    """Whether the job of the row's next attempt is still to run (its lost wake-up is re-sent by
+    the jobs' reconciler)."""
+    key = _key(row)
+    mine = or_(JobRow.key == key, JobRow.key.startswith(f"{key}:", autoescape=True))
+    return session.scalar(select(JobRow.id).where(mine, JobRow.status == "pending").limit(1)) is not None
+
+
+def _key(row: SdiTransmission) -> str:
+    return f"sdicoop:{row.id}:{row.attempts}"
 
 
 class SdicoopChannel:

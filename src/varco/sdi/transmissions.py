@@ -35,10 +35,10 @@ from varco.invoices.states import InvoiceEvent, InvoiceState
 from varco.sdi import esito as esiti
 from varco.sdi.channel import OutcomeReceipt
 from varco.sdi.models import EsitoCommittente, SdiExchange, SdiTransmission
-from varco.sdi.sdicoop.client import ClientConfig, SdiClient
+from varco.sdi.sdicoop.client import ClientConfig, EndpointMissing, SdiClient
 from varco.sdi.sdicoop.errors import MaybeReceived, NotReceived, SdiCallError
 from varco.sdi.sdicoop.payloads import Exchange, StatoFile, TipoFile
-from varco.sdi.sdicoop_channel import DONE, FAILED, IN_FLIGHT, PENDING, UNKNOWN, owe, wake
+from varco.sdi.sdicoop_channel import DONE, FAILED, IN_FLIGHT, PENDING, UNKNOWN, job_waiting, owe, wake
 from varco.settings import Settings, get_settings
 
 log = logging.getLogger("varco.sdicoop")
@@ -80,7 +80,7 @@ def _call_and_record(transmission_id: int, request: Callable[[SdiClient], Answer
     settings, clock = get_settings(), current_clock()
     try:
         answer = request(_client(settings))
-    except NotConfigured as exc:  # nothing was sent
+    except (NotConfigured, EndpointMissing) as exc:  # nothing was sent: an operator's setting
         log.error("SDICoop transmission %s: %s", transmission_id, exc)
         answer = Answer("retry", str(exc))
     except NotReceived as exc:  # connection refused, TLS refused, a Client fault: not taken
@@ -210,8 +210,10 @@ def record(
 ) -> None:
     """Write down what the call came to, and what it causes."""
     row = get_for_update(session, SdiTransmission, transmission_id)
-    if row is None or row.status != IN_FLIGHT:
-        return  # settled meanwhile (e.g. by the reconciler)
+    if row is None or row.status not in (IN_FLIGHT, UNKNOWN):
+        return  # settled meanwhile (a notification named it, or the reconciler asks again)
+    if row.status == UNKNOWN and answer.kind != "accepted":
+        return  # the reconciler gave the claim up as unknown; only the SDI's id settles it now
     now = clock.now()
     if answer.exchange is not None:
         _store_exchange(session, row, answer.exchange, answer.detail, now)
@@ -277,7 +279,9 @@ def _accepted(
         request = session.get(ComfinRequest, row.ref_id)
         notifica = answer.value
         if request is not None and notifica is not None:
-            comfin_inbound.receive_outcome(session, request.file_id, notifica.nome_file, notifica.file, clock)
+            comfin_inbound.receive_outcome(
+                session, request.file_id, notifica.nome_file, notifica.file, clock, state=str(answer.detail)
+            )
         elif request is not None:
             comfin.give_up(session, request.id, "AR99", f"{answer.detail} without an outcome file", clock)
 
@@ -328,32 +332,37 @@ def _store_exchange(
 
 def settle_stalled(clock: Clock | None = None) -> dict[str, int]:
     """Claims whose answer never came (a worker killed during the call) become UNKNOWN (a poll is
-    only a question: asked again); UNKNOWN rows wait `sdicoop_unknown_resend_after`, then go again."""
+    only a question: asked again); UNKNOWN rows wait `sdicoop_unknown_resend_after`, then go again;
+    a due row whose job is gone (failed, or ran before it was due) gets a job again.
+
+    Rows are locked and skipped when another process holds them, so two overlapping runs (or a
+    run and a job claiming the row) never act on a status one of them read before the other's
+    change."""
     clock, settings = clock or current_clock(), get_settings()
     now = clock.now()
     lease = timedelta(seconds=settings.sdicoop_timeout_seconds) + _LEASE_MARGIN
-    counts = {"unknown": 0, "again": 0}
+    counts = {"unknown": 0, "again": 0, "woken": 0}
+
+    def locked(*where: Any) -> list[SdiTransmission]:
+        query = select(SdiTransmission).where(*where).with_for_update(skip_locked=True)
+        return list(session.scalars(query))
+
     with unit_of_work() as session:
-        stalled = session.scalars(
-            select(SdiTransmission).where(
-                SdiTransmission.status == IN_FLIGHT, SdiTransmission.claimed_at < now - lease
-            )
-        ).all()
-        for row in stalled:
+        for row in locked(SdiTransmission.status == IN_FLIGHT, SdiTransmission.claimed_at < now - lease):
             if row.kind == "poll":
                 row.status, row.next_attempt_at, row.updated_at = PENDING, now, now
                 wake(session, row, clock)
             else:
                 _finish(row, UNKNOWN, "the call's answer never came (the worker stopped)", now)
                 counts["unknown"] += 1
-        waited = session.scalars(
-            select(SdiTransmission).where(
-                SdiTransmission.status == UNKNOWN,
-                SdiTransmission.updated_at < now - settings.sdicoop_unknown_resend_after,
-            )
-        ).all()
-        for row in waited:
+        resend_before = now - settings.sdicoop_unknown_resend_after
+        for row in locked(SdiTransmission.status == UNKNOWN, SdiTransmission.updated_at < resend_before):
             row.status, row.next_attempt_at, row.updated_at, row.resent = PENDING, now, now, True
             wake(session, row, clock)
             counts["again"] += 1
+        overdue = now - _LEASE_MARGIN
+        for row in locked(SdiTransmission.status == PENDING, SdiTransmission.next_attempt_at < overdue):
+            if not job_waiting(session, row):
+                wake(session, row, clock, again=True)
+                counts["woken"] += 1
     return counts

@@ -11,7 +11,7 @@ import pytest
 
 from tests.sdi.sdicoop.servers import Close, RunningServer, Seen, Stall, serve
 from varco.sdi.sdicoop import server
-from varco.sdi.sdicoop.client import ClientConfig, SdiClient
+from varco.sdi.sdicoop.client import ClientConfig, EndpointMissing, SdiClient
 from varco.sdi.sdicoop.contracts import Service
 from varco.sdi.sdicoop.errors import MaybeReceived, NotReceived, Reason, SdiCallError
 from varco.sdi.sdicoop.payloads import (
@@ -302,8 +302,10 @@ def test_invalid_request_is_refused_before_any_io(pki: TestPki) -> None:
 
 def test_missing_endpoint_is_a_configuration_error(pki: TestPki) -> None:
     pair = pki.intermediaries_client["varco"]
-    with SdiClient(ClientConfig(pair.cert, pair.key, pki.ca.cert)) as client, pytest.raises(ValueError):
-        client.esito(1)
+    with SdiClient(ClientConfig(pair.cert, pair.key, pki.ca.cert)) as client:
+        with pytest.raises(EndpointMissing, match="SdITrasmissioneFile"):
+            client.esito(1)
+        assert not issubclass(EndpointMissing, ValueError)  # ValueError is a permanent refusal
 
 
 def test_calls_are_logged_at_debug_without_secrets(pki: TestPki, caplog: pytest.LogCaptureFixture) -> None:

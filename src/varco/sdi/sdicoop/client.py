@@ -72,8 +72,12 @@ class ClientConfig:
         }
         url = urls.get(service)
         if not url:
-            raise ValueError(f"no endpoint configured for {service}")
+            raise EndpointMissing(f"no endpoint configured for {service} (VARCO_SDICOOP_*_URL)")
         return url
+
+
+class EndpointMissing(LookupError):
+    """No URL is configured for the service: nothing was sent (not ValueError: that is a refusal)."""
 
 
 @cache
