@@ -19,6 +19,7 @@ import typer
 
 from varco.core.clock import current_clock
 from varco.fatturapa import CheckOptions, Finding, Report, check
+from varco.fatturapa.sdi_controls import SdiFacts, check_sdi
 
 TRANSMITTER_ENV = "VARCO_TRANSMITTER_ID"
 
@@ -40,8 +41,14 @@ def validate(
     today: str | None = typer.Option(
         None, "--today", help="YYYY-MM-DD: the SDI receipt day for 00403 (default: today in Italy)."
     ),
+    no_sdi_controls: bool = typer.Option(
+        False,
+        "--no-sdi-controls",
+        help="Skip the Exchange System's own controls (stage sdi: 00423, 00404, ...; docs/sdi-controls.md).",
+    ),
 ) -> None:
-    """Check invoice files as the service would on upload, then as its asynchronous checks would."""
+    """Check invoice files as the service would on upload, then as its asynchronous checks would,
+    then as the Exchange System's own controls would (stage sdi)."""
     options = CheckOptions(
         transmitter_id=transmitter if transmitter is not None else os.environ.get(TRANSMITTER_ENV) or None,
         account_vat=account_vat,
@@ -50,6 +57,10 @@ def validate(
     )
     contents = [_read(path, options.max_bytes) for path in files]  # usage errors first, before any output
     reports = [_too_large(options.max_bytes) if data is None else check(data, options) for data in contents]
+    if not no_sdi_controls:
+        for data, report in zip(contents, reports, strict=True):
+            if data is not None:
+                _add_sdi_findings(report, data, options.received_date)
     if json_output:
         typer.echo(json.dumps([_as_json(path, r) for path, r in zip(files, reports, strict=True)], indent=2))
     else:
@@ -57,9 +68,21 @@ def validate(
             for finding in report.errors:
                 where = f" {finding.xpath}" if finding.xpath else ""
                 hint = f" ({finding.hint})" if finding.hint else ""
-                typer.echo(f"{path}: {finding.code}{where} {finding.message}{hint}")
+                stage = " [sdi]" if finding.stage == "sdi" else ""
+                typer.echo(f"{path}: {finding.code}{stage}{where} {finding.message}{hint}")
             typer.echo(f"{path}: {'ACCEPTED' if report.accepted else 'REFUSED'}")
     raise typer.Exit(0 if all(r.accepted for r in reports) else 1)
+
+
+def _add_sdi_findings(report: Report, data: bytes, received: date | None) -> None:
+    """The SDI's controls after the contract's checks, as stage "sdi". The file's name on disk is
+    not the transmitted name (varco names what it sends), so 00001/00002 are not checked; 00200
+    repeats the contract's 0092 findings, so it is left out when they are there."""
+    findings = check_sdi(report, SdiFacts(size=len(data)), received)
+    if any(f.code == "0092" for f in report.errors):
+        findings = [f for f in findings if f.code not in ("00200", "00201")]
+    report.errors.extend(findings)
+    report.accepted = report.accepted and not findings
 
 
 def _received_date(today: str | None) -> date:

@@ -69,6 +69,7 @@ def test_json_output(run, valid_file, samples_dir):
         "--json",
         "--today",
         "2026-11-23",
+        "--no-sdi-controls",  # the official samples' VAT numbers have no valid check digit (00300/00301)
         str(valid_file),
         str(signed),
         str(samples_dir / "IT01234567890_FPR01.xml"),
@@ -119,7 +120,10 @@ def test_account_vat_checks_the_issuer(run, valid_file):
 def test_skip_extra_schema(run, samples_dir):
     sample = str(samples_dir / "IT01234567890_FPR01.xml")
     assert run(sample).exit_code == 1
-    assert run(sample, "--skip-extra-schema").exit_code == 0
+    assert run(sample, "--skip-extra-schema", "--no-sdi-controls").exit_code == 0
+    # The sample's VAT numbers have no valid check digit: the SDI's own controls refuse it still.
+    refused = run(sample, "--skip-extra-schema")
+    assert refused.exit_code == 1 and ": 00301 [sdi] " in refused.stdout
 
 
 def test_today_sets_the_receipt_day_for_00403(run, valid_file):
@@ -153,3 +157,23 @@ def test_bad_today_is_a_usage_error(run, valid_file):
     result = run(str(valid_file), "--today", "23/11/2026")
     assert result.exit_code == 2
     assert result.stderr.strip() == "error: --today '23/11/2026' is not a date (YYYY-MM-DD)"
+
+
+def test_the_sdis_own_controls_are_a_stage_of_their_own_by_default(run, tmp_path, invoice):
+    from lxml import etree
+
+    root = etree.fromstring(invoice("FPR12"))
+    total = root.find(".//DettaglioLinee/PrezzoTotale")
+    total.text = f"{float(total.text) + 2:.2f}"
+    path = tmp_path / "wrong-total.xml"
+    path.write_bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
+    result = run(str(path), "--today", "2026-11-23")
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith(f"{path}: 00423 [sdi] /p:FatturaElettronica/") and "PrezzoTotale" in lines[0]
+    assert lines[-1] == f"{path}: REFUSED"
+    report = json.loads(run(str(path), "--today", "2026-11-23", "--json").stdout)[0]
+    assert "00423" in {e["code"] for e in report["errors"]}  # (the summary's 00422 with it)
+    assert {e["stage"] for e in report["errors"]} == {"sdi"}
+    skipped = run(str(path), "--today", "2026-11-23", "--no-sdi-controls")
+    assert skipped.exit_code == 0 and skipped.stdout.strip() == f"{path}: ACCEPTED"

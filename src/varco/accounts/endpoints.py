@@ -1,11 +1,11 @@
-"""GET /auth/userInfo (§4.1)."""
+"""GET /auth/userInfo (§4.1); GET/PUT /api/v2/account/settings (varco's addition)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
 from varco.accounts import service
-from varco.accounts.schemas import AccountStatus, UsageStatus, UserInfo
+from varco.accounts.schemas import AccountSettings, AccountStatus, UsageStatus, UserInfo
 from varco.auth.dependencies import Caller
 from varco.core.deps import ClockDep, SessionDep
 
@@ -30,3 +30,24 @@ def user_info(caller: Caller, session: SessionDep, clock: ClockDep) -> UserInfo:
             usedSpaceKB=service.used_space_kb(session, caller), maxSpaceKB=caller.max_space_kb
         ),
     )
+
+
+@router.get(
+    "/api/v2/account/settings",
+    response_model=AccountSettings,
+    tags=["account"],
+    summary="The signed-in account's varco settings (not in the contract)",
+)
+def get_settings(caller: Caller) -> AccountSettings:
+    return AccountSettings(preflightSdiControls=caller.preflight_sdi_controls)
+
+
+@router.put(
+    "/api/v2/account/settings",
+    response_model=AccountSettings,
+    tags=["account"],
+    summary="Change the signed-in account's varco settings (not in the contract)",
+)
+def put_settings(body: AccountSettings, caller: Caller, session: SessionDep) -> AccountSettings:
+    service.set_preflight_sdi_controls(session, caller.id, body.preflightSdiControls)
+    return body

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from enum import StrEnum
 
-from sqlalchemy import Boolean, Date, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import Boolean, Date, ForeignKey, Integer, String, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from varco.core.db import Base, UTCDateTime
@@ -41,6 +41,8 @@ class Account(Base):
     expires_on: Mapped[date] = mapped_column(Date)
     is_disabled: Mapped[bool] = mapped_column(Boolean, default=False)
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)  # operators: SDI scenarios, tiers, locks
+    # varco's addition: uploads answer 0096 with a failing SDI control (docs/sdi-controls.md)
+    preflight_sdi_controls: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
     @property

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class AccountStatus(BaseModel):
@@ -39,3 +39,16 @@ class UserInfo(BaseModel):
     fiscalCode: str | None
     accountStatus: AccountStatus
     usageStatus: UsageStatus
+
+
+class AccountSettings(BaseModel):
+    """varco's account settings (not in the contract; docs/sdi-controls.md)."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, json_schema_extra={"example": {"preflightSdiControls": True}}
+    )
+
+    preflightSdiControls: bool = Field(
+        description="Uploads answer 0096 with the Exchange System's control that would refuse the file "
+        "(00423, 00404, ...) instead of letting the SDI refuse it later with an NS"
+    )

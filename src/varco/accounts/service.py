@@ -209,3 +209,9 @@ def paying_account(session: UnitOfWork, account: Account) -> Account:
 def visible_account_ids(session: UnitOfWork, caller: Account) -> list[int]:
     """Tenancy: the taxpayers whose data the caller may see — its own and those that delegated it (ACTIVE)."""
     return [caller.id, *AccountRepository(session).active_delegator_ids(caller.id)]
+
+
+def set_preflight_sdi_controls(session: UnitOfWork, account_id: int, enabled: bool) -> None:
+    """preflightSdiControls: uploads checked against the SDI's own controls (docs/sdi-controls.md)."""
+    account = session.get_one(Account, account_id)
+    account.preflight_sdi_controls = enabled

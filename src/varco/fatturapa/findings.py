@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-Stage = Literal["sync", "async"]
+Stage = Literal["sync", "async", "sdi"]  # sdi: the Exchange System's own controls (sdi_controls)
 
 
 @dataclass(frozen=True, slots=True)

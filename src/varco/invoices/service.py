@@ -21,7 +21,7 @@ from varco.core.db import append_row, reading
 from varco.core.errors import VarcoError
 from varco.core.uow import UnitOfWork
 from varco.events import service as events
-from varco.invoices import filenames, signing
+from varco.invoices import filenames, preflight, signing
 from varco.invoices.models import Invoice, InvoiceTransition, Notification
 from varco.invoices.repository import InvoiceRepository, body_values, party_columns, signature_column
 from varco.invoices.states import IllegalTransition, InvoiceEvent, InvoiceState, next_state
@@ -103,6 +103,8 @@ def check_upload(session: UnitOfWork, caller: Account, upload: Upload, settings:
     taxpayer = _taxpayer(session, caller, report.summary, upload.sender_piva)
     if extra_schema:  # §7.3 synchronous rules (00313) come after the delegation check
         raise UploadRefused("0096", _join(f.upload_text for f in extra_schema))
+    if caller.preflight_sdi_controls and (refused := preflight.sdi_findings(session, report, len(data))):
+        raise UploadRefused("0096", _join(f.upload_text for f in refused))
     return Checked(upload, data, report, taxpayer, identity)
 
 

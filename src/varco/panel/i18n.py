@@ -86,6 +86,10 @@ ITALIAN: dict[str, str] = {
     "Where": "Dove",
     "E-mail receipt of received invoices": "Ricezione via e-mail delle fatture ricevute",
     "Send received invoices by e-mail": "Invia via e-mail le fatture ricevute",
+    "Exchange System controls at upload": "Controlli del Sistema di Interscambio al caricamento",
+    "Refuse at upload what the Exchange System would refuse (e.g. 00423, 00404)": (
+        "Rifiuta al caricamento ciò che il Sistema di Interscambio scarterebbe (es. 00423, 00404)"
+    ),
     "Address": "Indirizzo",
     "Saved": "Salvato",
     "Request a mandate from a Premium user": "Chiedi una delega a un utente Premium",

@@ -73,6 +73,16 @@ def save_settings(
     return redirect("/panel/settings?saved=1")
 
 
+@router.post("/settings/sdi-controls")
+def save_sdi_controls(
+    current: PanelUser, session: SessionDep, csrf_token: str = Form(""), enabled: str = Form("")
+) -> Response:
+    """preflightSdiControls (docs/sdi-controls.md), as PUT /api/v2/account/settings sets it."""
+    check_csrf(current, csrf_token)
+    accounts.set_preflight_sdi_controls(session, current.account.id, enabled == "yes")
+    return redirect("/panel/settings?saved=1")
+
+
 @router.get("/delegations")
 def delegations_page(request: Request, current: PanelUser, session: SessionDep) -> Response:
     rows = delegations.listing(session, current.account)

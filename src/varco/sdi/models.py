@@ -6,10 +6,21 @@ The `sdi_sim_*` tables are the simulated Exchange System: they would not exist w
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from varco.core.db import Base, UTCDateTime
@@ -86,6 +97,21 @@ class SimFile(Base):
     delivered_invoice_id: Mapped[int | None] = mapped_column(ForeignKey("invoices.id"))  # varco copy
     esito: Mapped[str | None] = mapped_column(String(4))  # the recipient's accepted EC01/EC02
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SimInvoiceKey(Base):
+    """The simulated SDI's register of the invoices it took (not refused): 00404 "fattura duplicata"
+    is a second file with an invoice of the same supplier, type, number and date."""
+
+    __tablename__ = "sdi_sim_invoice_keys"
+    __table_args__ = (UniqueConstraint("supplier", "document_type", "number", "invoice_date"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    supplier: Mapped[str] = mapped_column(String(32))  # IdPaese + IdCodice of the CedentePrestatore
+    document_type: Mapped[str] = mapped_column(String(4))
+    number: Mapped[str] = mapped_column(String(20))
+    invoice_date: Mapped[date] = mapped_column(Date)
+    file_id: Mapped[int] = mapped_column(ForeignKey("sdi_sim_files.id"))
 
 
 class SimScenario(Base):

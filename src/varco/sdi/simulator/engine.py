@@ -107,8 +107,9 @@ def _check(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> No
         file.codice_destinatario = report.summary.codice_destinatario
     scenario = scenarios.resolve(session, file.filename, file.codice_destinatario)
     errors = files.sdi_errors(report)
-    if file.origin == "soap" and files.earlier_with_name(session, file):
-        errors = [{"code": "00002", "description": f"Nome file duplicato: {file.filename}"}, *errors]
+    errors += files.sdi_control_errors(session, file, report, bool(errors), at)
+    if not errors:
+        files.register_invoices(session, file, report)
     if not errors and scenario.outcome == "NS":
         errors = [
             {

@@ -17,9 +17,10 @@ from varco.core.clock import Clock
 from varco.core.db import append_row, locked_rows
 from varco.core.numbers import is_id
 from varco.core.uow import UnitOfWork
+from varco.fatturapa import sdi_controls
 from varco.invoices.check_cache import checks, receipt_day
 from varco.sdi import inbound, messages
-from varco.sdi.models import SimFile
+from varco.sdi.models import SimFile, SimInvoiceKey
 from varco.sdi.simulator import clock as sim_clock
 from varco.sdi.simulator import network, signing
 
@@ -116,6 +117,51 @@ def sdi_errors(report: fatturapa.Report) -> list[dict[str, str]]:
         code = _SDI_CODES.get(finding.code, finding.code)
         errors.append({"code": code if len(code) == 5 else "00200", "description": finding.message[:255]})
     return errors
+
+
+def sdi_control_errors(
+    session: UnitOfWork, file: SimFile, report: fatturapa.Report, contract_errors: bool, at: datetime
+) -> list[dict[str, str]]:
+    """The Exchange System's own controls (fatturapa.sdi_controls), as NS ListaErrori entries.
+    00001/00002 look at names the SDI took over SOAP or from varco (an injected file is named by
+    whoever injects it); 00404 at the register of invoices this SDI took (`register_invoices`)."""
+    named = file.origin in ("varco", "soap")
+    facts = sdi_controls.SdiFacts(
+        filename=file.filename if named else None,
+        file_name_seen=(lambda _name: earlier_with_name(session, file)) if file.origin == "soap" else None,
+        invoice_seen=lambda key: _taken_before(session, key, file),
+    )
+    findings = sdi_controls.check_sdi(report, facts, receipt_day(at))
+    if contract_errors:  # the contract's 0092 are already there as 00200
+        findings = [f for f in findings if f.code not in ("00200", "00201", "00106")]
+    return [{"code": f.code, "description": f.message[:255]} for f in findings]
+
+
+def _taken_before(session: UnitOfWork, key: sdi_controls.InvoiceKey, file: SimFile) -> bool:
+    row = SimInvoiceKey
+    query = select(row.id).where(
+        row.supplier == key.supplier,
+        row.document_type == key.document_type,
+        row.number == key.number,
+        row.invoice_date == key.date,
+        row.file_id != file.id,
+    )
+    return session.scalar(query.limit(1)) is not None
+
+
+def register_invoices(session: UnitOfWork, file: SimFile, report: fatturapa.Report) -> None:
+    """The invoices of a file the SDI took. Two files with the same invoice checked at once: the
+    unique key refuses the second insert, its job is retried and then finds the first (00404)."""
+    for key in sdi_controls.keys_of(report):
+        session.add(
+            SimInvoiceKey(
+                supplier=key.supplier[:32],
+                document_type=key.document_type,
+                number=key.number,
+                invoice_date=key.date,
+                file_id=file.id,
+            )
+        )
 
 
 def facts(report: fatturapa.Report) -> dict[str, Any]:
