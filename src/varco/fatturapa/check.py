@@ -54,6 +54,9 @@ class Report:
     root: etree._Element | None = None
     errors: list[Finding] = field(default_factory=list)
     summary: InvoiceSummary | None = None
+    # What the asynchronous rules looked up in the tree (detail lines' facts), kept for the SDI's
+    # controls over the same tree (sdi_controls.check_sdi): one walk over the lines, not two.
+    lookups: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False, compare=False)
 
 
 _DEFAULT = CheckOptions()
@@ -100,7 +103,7 @@ def check_async(report: Report, options: CheckOptions = _DEFAULT) -> list[Findin
         raise ValueError(
             "CheckOptions.received_date (the SDI receipt day) is required for the asynchronous rules"
         )
-    return run_rules(report.root, report.format, options.received_date, stage="async")
+    return run_rules(report.root, report.format, options.received_date, stage="async", lookups=report.lookups)
 
 
 def check(data: bytes, options: CheckOptions = _DEFAULT, cache: CheckCache | None = None) -> Report:

@@ -15,12 +15,18 @@ from varco.fatturapa.rules.registry import RuleContext, rules_for
 
 
 def run_rules(
-    root: etree._Element, fmt: str, received_date: date, *, stage: Stage | None = None
+    root: etree._Element,
+    fmt: str,
+    received_date: date,
+    *,
+    stage: Stage | None = None,
+    lookups: dict[tuple[object, ...], object] | None = None,
 ) -> list[Finding]:
-    """Every finding of every rule registered for `fmt` (and `stage`, when given), in table order."""
+    """Every finding of every rule registered for `fmt` (and `stage`, when given), in table order.
+    `lookups`: the document's memo of line look-ups, to share with a later pass (the SDI controls)."""
     ctx = RuleContext(root=root, format=fmt, received_date=received_date)
     findings: list[Finding] = []
-    token = LOOKUPS.set({})  # rules share line lookups for this one document
+    token = LOOKUPS.set({} if lookups is None else lookups)  # rules share line lookups for this document
     try:
         for spec in rules_for(fmt, stage):
             findings.extend(spec.run(ctx))

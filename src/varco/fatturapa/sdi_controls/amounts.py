@@ -31,6 +31,7 @@ from varco.fatturapa.rules.async_rules._xml import (
     bodies,
     body_findings,
     child,
+    decimal,
     decimal_at,
     line_facts,
     line_label,
@@ -114,11 +115,11 @@ def line_total(ctx: SdiContext, spec: ControlSpec) -> Iterator[Finding]:
             offenders = []
             for line in line_facts(body):
                 element = line.element
-                unit, total = decimal_at(element, "PrezzoUnitario"), decimal_at(element, "PrezzoTotale")
-                steps = _steps(line.discounts)
+                unit, total = decimal(line.unit_price), decimal(line.total)
+                steps = _steps(line.discounts) if line.discounts else []
                 if unit is None or total is None or steps is None:
                     continue
-                quantity = decimal_at(element, "Quantita")
+                quantity = decimal(line.quantity)
                 per_unit, on_line = expected_totals(unit, quantity if quantity is not None else ONE, steps)
                 if abs(total - per_unit) <= LINE_TOLERANCE or abs(total - on_line) <= LINE_TOLERANCE:
                     continue
@@ -131,7 +132,7 @@ def line_total(ctx: SdiContext, spec: ControlSpec) -> Iterator[Finding]:
                     expected += f" (amounts per unit) or {amount(on_line)} (amounts on the line total)"
                 offenders.append(
                     (
-                        child(element, "PrezzoTotale"),
+                        line.total_element,
                         f"{line_label(element)} ({where(element)}): PrezzoTotale {amount(total)} is not "
                         f"{formula} = {expected} (tolerance {amount(LINE_TOLERANCE)})",
                     )
@@ -184,7 +185,7 @@ def _groups(body: Element) -> dict[tuple[Decimal, str | None], Group]:
         if rounding is not None:
             group.rounding = (group.rounding or ZERO) + rounding
     for line in line_facts(body):
-        total = decimal_at(line.element, "PrezzoTotale")
+        total = decimal(line.total)
         if line.rate is None or total is None:
             continue
         group = groups.get(_group(line.rate, line.natura))

@@ -25,7 +25,7 @@ def check_sdi(
     ctx = SdiContext(
         root=report.root, format=report.format, received_date=received_date or date.min, facts=facts
     )
-    token = LOOKUPS.set({})  # the controls share line look-ups, as the contract's rules do
+    token = LOOKUPS.set(report.lookups)  # the line look-ups the contract's rules made, and shared
     try:
         for spec in controls_for(report.format):
             findings.extend(spec.run(ctx))

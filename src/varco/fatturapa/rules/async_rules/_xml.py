@@ -147,14 +147,28 @@ class LineFacts:
     natura_element: Element | None
     withholding: str | None  # 2.2.1.13 Ritenuta
     discounts: tuple[Element, ...]  # 2.2.1.10 ScontoMaggiorazione
+    # The amounts as written (the SDI's 00422/00423 parse them; the contract's rules do not read them)
+    quantity: str | None = None  # 2.2.1.5 Quantita
+    unit_price: str | None = None  # 2.2.1.9 PrezzoUnitario
+    total: str | None = None  # 2.2.1.11 PrezzoTotale
+    total_element: Element | None = None
+
+
+_AMOUNTS = {"Quantita": 0, "PrezzoUnitario": 1, "PrezzoTotale": 2}
 
 
 def _line_facts(line: Element, rates: dict[str, Decimal | None]) -> LineFacts:
-    rate = rate_element = natura = natura_element = withholding = None
+    rate = rate_element = natura = natura_element = withholding = total_element = None
     discounts: list[Element] = []
+    amounts: list[str | None] = [None, None, None]
     for item in line.iterchildren():
         tag = item.tag
-        if tag == "AliquotaIVA":
+        position = _AMOUNTS.get(tag)
+        if position is not None:
+            amounts[position] = (item.text or "").strip() or None
+            if position == 2:
+                total_element = item
+        elif tag == "AliquotaIVA":
             rate_element = item
             raw = (item.text or "").strip()
             if raw not in rates:  # a document uses a handful of rates: parse each once
@@ -167,7 +181,17 @@ def _line_facts(line: Element, rates: dict[str, Decimal | None]) -> LineFacts:
             withholding = (item.text or "").strip() or None
         elif tag == "ScontoMaggiorazione":
             discounts.append(item)
-    return LineFacts(line, rate, rate_element, natura, natura_element, withholding, tuple(discounts))
+    return LineFacts(
+        line,
+        rate,
+        rate_element,
+        natura,
+        natura_element,
+        withholding,
+        tuple(discounts),
+        *amounts,
+        total_element,
+    )
 
 
 def line_facts(body: Element) -> list[LineFacts]:
