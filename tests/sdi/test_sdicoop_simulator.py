@@ -180,6 +180,27 @@ def test_a_file_is_taken_checked_and_its_receipt_sent_to_the_sender(sdi, queue, 
     assert (parsed.type, parsed.sdi_id) == ("RC", str(sdi_id))
 
 
+def test_a_delivery_taken_is_not_sent_again_and_one_lost_before_its_post_is(
+    sdi, queue, intermediary, clock, monkeypatch
+):
+    """The post runs after the job's commit (no lock held while the intermediary answers); the same
+    delivery, queued in that transaction, is cancelled by a post that was taken, and otherwise runs."""
+    sdi_id, _ = sent(sdi, queue, invoice_file(transmitter=TRANSMITTER[2:]), progressive())
+    clock.advance(get_settings().stale_job_after * 3)
+    jobs.reconcile(clock)
+    queue.drain()
+    assert [c.name for c in intermediary.about(sdi_id)] == ["RicevutaConsegna"]  # once
+
+    monkeypatch.setattr(deliveries, "_post", lambda *args: None)  # the process died after its commit
+    lost, _ = sent(sdi, queue, invoice_file(transmitter=TRANSMITTER[2:]), progressive())
+    monkeypatch.undo()
+    assert intermediary.about(lost) == []
+    clock.advance(get_settings().stale_job_after + timedelta(seconds=1))
+    jobs.reconcile(clock)
+    queue.drain()
+    assert [c.name for c in intermediary.about(lost)] == ["RicevutaConsegna"]
+
+
 def test_the_same_name_twice_is_a_new_file_refused_as_a_duplicate(sdi, queue, intermediary):
     content, number = invoice_file(transmitter=TRANSMITTER[2:]), progressive()
     first, _ = sent(sdi, queue, content, number)

@@ -154,6 +154,16 @@ def enqueue(
     return row
 
 
+def cancel(uow: UnitOfWork, key: str, clock: Clock | None = None) -> bool:
+    """A pending job that is no longer needed ends as done, unrun (a guard whose work happened)."""
+    done = uow.execute(
+        update(_JOBS)
+        .where(_JOBS.c.key == key, _JOBS.c.status == "pending")
+        .values(status="done", finished_at=(clock or current_clock()).now())
+    )
+    return done.rowcount == 1
+
+
 def _wake(uow: UnitOfWork, job_id: int) -> None:
     """Send the job's wake-up once the unit of work commits (the reconciler sends a lost one)."""
     uow.wake_ups.append(job_id)

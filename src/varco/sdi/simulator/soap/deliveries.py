@@ -2,20 +2,26 @@
 (TrasmissioneFatture), an invoice to the recipient (RicezioneFatture.RiceviFatture, then the RC),
 a DT to the recipient too.
 
-Each job calls out and raises when the intermediary did not take the message (no 2xx, a Fault,
-no ER01): the job is retried by the reconciler, as the real SDI delivers again. A message is
-sent again whole: the intermediary must take the same message twice as once.
+Each job posts after its commit, holding no lock while the intermediary answers (on SQLite a
+transaction holds the simulator's only write lock: a post inside one held up every `RiceviFile`
+of the other intermediaries). Its transaction also queues the same delivery again, due later: a
+post that succeeds cancels it; one that fails (no 2xx, a Fault, no ER01), or a process that dies
+before posting, leaves it to run, as the real SDI delivers again until a message is taken. A
+message is sent again whole: the intermediary must take the same message twice as once.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import requests
 
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
+from varco.core.db import unit_of_work
 from varco.core.uow import UnitOfWork
 from varco.sdi import messages
 from varco.sdi.models import SimFile
@@ -26,13 +32,15 @@ from varco.sdi.sdicoop.payloads import FileSdI, FileSdIConMetadati, Request
 from varco.sdi.simulator import clock as sim_clock
 from varco.sdi.simulator import engine, files, network
 from varco.sdi.simulator.soap.config import Intermediary, SimConfig, transmitter_of
+from varco.settings import get_settings
 
 log = logging.getLogger("varco.sdi.simulator.soap")
 
 NOTIFY = jobs.Task(
-    "sdi.sim.soap.notify", ("intermediary", "service", "operation", "sdi_id", "name", "blob_id")
+    "sdi.sim.soap.notify", ("intermediary", "service", "operation", "sdi_id", "name", "blob_id", "attempt")
 )
-HAND_OVER = jobs.Task("sdi.sim.soap.hand_over", ("file_id", "intermediary"))
+HAND_OVER = jobs.Task("sdi.sim.soap.hand_over", ("file_id", "intermediary", "attempt"))
+MAX_ATTEMPTS = 10
 
 # The notification types and their operation on TrasmissioneFatture.
 OPERATIONS = {
@@ -82,6 +90,7 @@ class SoapNetwork:
                 sdi_id=files.sdi_id(file),
                 name=name,
                 blob_id=blob_id,
+                attempt=0,
             )
 
     def hand_over(self, session: UnitOfWork, file: SimFile, clock: Clock) -> bool:
@@ -95,6 +104,7 @@ class SoapNetwork:
             clock=clock,
             file_id=file.id,
             intermediary=recipient.name,
+            attempt=0,
         )
         return True
 
@@ -148,7 +158,11 @@ def notify(session: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
     soap = _current()
     content = blobs.content(session, int(args["blob_id"]))
     payload = FileSdI(int(args["sdi_id"]), args["name"], content)
-    soap.post(soap.target(args["intermediary"]), Service(args["service"]), args["operation"], payload)
+    target, service = soap.target(args["intermediary"]), Service(args["service"])
+    again = _again(
+        session, NOTIFY, args, f"{args['sdi_id']}:{target.name}:{service.value}:{args['name']}", clock
+    )
+    session.on_commit(partial(_post, soap, target, service, args["operation"], payload, again, None))
 
 
 def hand_over(session: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
@@ -158,7 +172,7 @@ def hand_over(session: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
     if file is None or file.next_step != "handover":
         return  # delivered before (a re-sent job)
     sid = files.sdi_id(file)
-    content = files.content_of(session, file)  # read before this transaction writes anything
+    content = files.content_of(session, file)
     n = files.next_progressive(file, "MT")
     metadata = messages.metadati(
         sid,
@@ -174,10 +188,55 @@ def hand_over(session: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
         messages.message_name(file.filename, "MT", n),
         messages.serialize(metadata),
     )
-    body = soap.post(soap.target(args["intermediary"]), Service.RICEZIONE_FATTURE, "RiceviFatture", payload)
+    target = soap.target(args["intermediary"])
+    again = _again(session, HAND_OVER, args, f"{file.id}", clock)
+    taken = partial(_handed_over, file.id, file.filename, clock)
+    session.on_commit(
+        partial(_post, soap, target, Service.RICEZIONE_FATTURE, "RiceviFatture", payload, again, taken)
+    )
+
+
+def _again(session: UnitOfWork, task: jobs.Task, args: dict[str, Any], what: str, clock: Clock) -> str | None:
+    """The same delivery queued again in this transaction, due after the post would have ended;
+    its key, for the post to cancel it. None past the last attempt."""
+    attempt = int(args.get("attempt", 0)) + 1
+    if attempt >= MAX_ATTEMPTS:
+        log.error("%s %s: last attempt", task.name, what)
+        return None
+    key = f"{task.name}:{what}:again:{attempt}"
+    delay = get_settings().stale_job_after * attempt
+    jobs.enqueue(session, task, key=key, delay=delay, clock=clock, **{**args, "attempt": attempt})
+    return key
+
+
+def _post(
+    soap: SoapNetwork,
+    target: Intermediary,
+    service: Service,
+    operation: str,
+    payload: Request,
+    again: str | None,
+    taken: Callable[[UnitOfWork, bytes], None] | None,
+) -> None:
+    """After the job's commit (an after-commit hook: it never raises). Taken: what the answer
+    causes (`taken`) and the delivery queued again cancelled, in one transaction."""
+    try:
+        body = soap.post(target, service, operation, payload)
+        with unit_of_work() as session:
+            if taken is not None:
+                taken(session, body)
+            if again is not None:
+                jobs.cancel(session, again)
+    except Exception as exc:  # noqa: BLE001 - the delivery queued again will try it again
+        log.warning("%s.%s to %s not taken (%s): delivered again later", service, operation, target.name, exc)
+
+
+def _handed_over(file_id: int, filename: str, clock: Clock, session: UnitOfWork, body: bytes) -> None:
     if _esito(body) != "ER01":
-        raise Undelivered(f"RiceviFatture of {file.filename}: no ER01 in the answer")
-    engine.handed_over(session, file, sim_clock.sim_now(session, clock), clock)
+        raise Undelivered(f"RiceviFatture of {filename}: no ER01 in the answer")
+    file = files.get_for_update(session, file_id)
+    if file is not None and file.next_step == "handover":
+        engine.handed_over(session, file, sim_clock.sim_now(session, clock), clock)
 
 
 def _esito(body: bytes) -> str | None:
