@@ -14,6 +14,7 @@ import typer
 from varco.accounts.cli import delegations_app
 from varco.cli_support import cli_errors, fail, prepare_database, settings_or_exit
 from varco.core.clock import current_clock
+from varco.invoices.cli import demo_app
 from varco.limits.commands import users_set_tier, users_unlock
 from varco.preservation.cli import pdd_app, preservation_app
 from varco.sdi.cli import sdi_app
@@ -25,6 +26,7 @@ app.add_typer(db_app, name="db")
 app.add_typer(users_app, name="users")
 app.add_typer(delegations_app, name="delegations")
 app.add_typer(sdi_app, name="sdi")
+app.add_typer(demo_app, name="demo")
 app.add_typer(preservation_app, name="preservation")
 app.add_typer(pdd_app, name="pdd")
 users_app.command("unlock")(users_unlock)

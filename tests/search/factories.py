@@ -26,6 +26,7 @@ from varco.core.db import unit_of_work
 from varco.invoices import service as invoices
 from varco.invoices.models import Invoice, InvoiceBody, Notification
 from varco.invoices.states import InvoiceEvent, InvoiceState
+from varco.preservation import service as preservation
 
 _serial = itertools.count(1)
 CLIENT_PATH = "FatturaElettronicaHeader/CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA/IdCodice"
@@ -180,6 +181,12 @@ def notify(
         )
         assert note is not None
         return note
+
+
+def seal(invoice_id: int) -> None:
+    """Seal the invoice's preservation package now (the job after a final state does it in production)."""
+    with unit_of_work() as session:
+        assert preservation.seal_invoice(session, invoice_id, current_clock()) is not None
 
 
 def zip_names(content: bytes) -> dict[str, bytes]:

@@ -92,6 +92,19 @@ def test_v2_detail_takes_exactly_one_identifier(client, supplier):
     assert client.get(url, params={"idSdi": "nope"}, headers=supplier.headers).status_code == 404
 
 
+def test_detail_carries_channel_group_and_shop_name_as_null(client, supplier):
+    sent = upload(client, supplier)
+    got = received(supplier.account)
+    for url, query in (
+        ("/api/v2/invoices-out/detail", {"id": sent.id, "includeFile": "true"}),
+        ("/api/v2/invoices-in/detail", {"filename": got.filename, "includeUnsignedFile": "true"}),
+    ):
+        response = client.get(url, params=query, headers=supplier.headers)
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert (body["channelGroup"], body["shopName"]) == (None, None), url
+
+
 def test_received_signed_file_comes_with_its_unsigned_xml(client, supplier, sign):
     xml = invoice_xml()
     got = received(supplier.account, data=xml, signed=sign(xml))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from datetime import timedelta
 
 import pytest
@@ -11,10 +12,22 @@ from pypdf import PdfReader
 from sqlalchemy import update
 
 from tests.invoices.support import invoice_xml
-from tests.search.factories import assert_bad_request, notify, premium, received, unb64, upload, zip_names
+from tests.search.factories import (
+    assert_bad_request,
+    move,
+    notify,
+    premium,
+    received,
+    seal,
+    unb64,
+    upload,
+    zip_names,
+)
 from varco.core.db import unit_of_work
 from varco.core.models import JobRow
-from varco.search.downloads import delete_expired_downloads
+from varco.invoices.states import InvoiceEvent
+from varco.search.downloads import delete_expired_downloads, parse_kinds
+from varco.search.models import DownloadJob
 from varco.settings import get_settings
 
 
@@ -100,6 +113,65 @@ def test_the_zip_holds_the_kinds_asked_for(client, supplier, queue, sign):
     header = rows[0]
     first = dict(zip(header, rows[1], strict=True))
     assert (first["status"], first["docType"], first["totalDocument"]) == ("Ricevuta", "in", 266.88)
+
+
+ALIASES = {
+    "DownloadXml": "XML",
+    "DownloadPdf": "PDF",
+    "DownloadP7m": "P7M",
+    "DownloadNotifications": "NOTIFICATIONS",
+    "ReportExcel": "REPORT",
+    "DownloadArchiving": "PDD",
+}
+
+
+@pytest.mark.parametrize(("alias", "kind"), ALIASES.items())
+def test_the_second_clients_type_names_are_aliases(alias, kind):
+    snake = "_".join(word.upper() for word in re.findall(r"[A-Z][a-z0-9]*", alias))  # DOWNLOAD_XML
+    for spelling in (alias, alias.lower(), alias.upper(), snake, f" {alias} ", kind, kind.lower()):
+        assert parse_kinds([spelling]) == [kind], spelling
+    assert parse_kinds([alias, kind, snake]) == [kind]  # one kind, however many names
+
+
+@pytest.mark.parametrize(("alias", "kind"), ALIASES.items())
+def test_an_alias_builds_the_same_download_as_its_kind(client, supplier, queue, sign, alias, kind):
+    xml = invoice_xml()
+    signed = received(supplier.account, data=xml, signed=sign(xml))
+    notify(signed, "MT")
+    seal(signed.id)
+    queue.flush()
+    by_alias = start(client, supplier, [signed.id], [alias], "in").json()["jobId"]
+    by_kind = start(client, supplier, [signed.id], [kind], "in").json()["jobId"]
+    with unit_of_work() as session:
+        assert session.get(DownloadJob, by_alias).kinds == [kind]  # recorded by its canonical name
+    queue.drain()
+    done = [status(client, supplier, job_id) for job_id in (by_alias, by_kind)]
+    assert [(d["status"], d["progress"], d["error"]) for d in done] == [("COMPLETED", 100, None)] * 2
+    names = [set(zip_names(unb64(d["file"]))) for d in done]
+    assert names[0] == names[1] and len(names[0]) == 1, names
+
+
+def test_download_archiving_packs_each_available_preservation_package(client, supplier, queue):
+    sealed = upload(client, supplier)
+    move(sealed.id, InvoiceEvent.SENT, InvoiceEvent.RC)
+    notify(sealed, "RC")
+    seal(sealed.id)
+    pending = upload(client, supplier)  # not in a final state: no package yet
+    queue.flush()
+    kinds = ["DownloadArchiving", "DownloadXml", "ReportExcel"]
+    job_id = start(client, supplier, [sealed.id, pending.id], kinds).json()["jobId"]
+    queue.drain()
+    done = status(client, supplier, job_id)
+    assert (done["status"], done["error"]) == ("COMPLETED", None)
+    files = zip_names(unb64(done["file"]))
+    package = f"{sealed.filename.removesuffix('.xml')}.conservazione.zip"
+    assert set(files) == {package, sealed.filename, pending.filename, "report.xlsx"}
+    pdd = client.get("/api/v2/invoices-out/pdd", params={"id": sealed.id}, headers=supplier.headers)
+    assert pdd.status_code == 200 and files[package] == pdd.content  # the package as /pdd gives it
+    only = start(client, supplier, [pending.id], ["DownloadArchiving"]).json()["jobId"]
+    queue.drain()
+    empty = status(client, supplier, only)
+    assert empty["status"] == "COMPLETED" and zip_names(unb64(empty["file"])) == {}
 
 
 def pdf_text(content: bytes) -> str:

@@ -53,6 +53,8 @@ def test_a_record_has_every_field_of_the_contract(client, supplier):
         "pddAvailable": False,
         "file": None,
         "pdfFile": None,
+        "channelGroup": None,
+        "shopName": None,
         "sdiErrors": [],
         "invoices": [
             {

@@ -73,6 +73,32 @@ def test_status_as_label_or_number(client, supplier):
     assert_bad_request(search_v2(client, supplier, status="99"), "unknown")
 
 
+def test_status_labels_match_in_any_case_and_spacing(client, supplier):
+    refused = move(upload(client, supplier).id, InvoiceEvent.CHECKS_FAILED).filename
+    waiting = upload(client, supplier).filename
+    for status in (
+        "Errore elaborazione",
+        "errore elaborazione",
+        "ERRORE ELABORAZIONE",
+        "Errore Elaborazione",
+    ):
+        assert filenames(search_v2(client, supplier, status=status)) == [refused], status
+    for status in ("PRESA IN CARICO", "presa in carico", "Presa In Carico", " presa  in\tcarico "):
+        assert filenames(search_v2(client, supplier, status=status)) == [waiting], status
+    assert filenames(search_v2(client, supplier, "in", status="RICEVUTA")) == []
+    assert_bad_request(search_v2(client, supplier, status="PRESAINCARICO"), "unknown", "1 Presa in carico")
+
+
+def test_list_records_carry_channel_group_and_shop_name_as_null(client, supplier):
+    upload(client, supplier)
+    received(supplier.account)
+    for direction in ("out", "in"):
+        response = search_v2(client, supplier, direction)
+        assert response.status_code == 200, response.text
+        [record] = response.json()["content"]
+        assert (record["channelGroup"], record["shopName"]) == (None, None)
+
+
 def test_received_invoices_have_state_ricevuta(client, supplier):
     got = received(supplier.account).filename
     assert filenames(search_v2(client, supplier, "in", status="Ricevuta")) == [got]

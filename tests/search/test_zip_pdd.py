@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tests.search.factories import assert_bad_request, move, notify, received, upload, zip_names
-from varco.core.clock import current_clock
-from varco.core.db import unit_of_work
+from tests.search.factories import assert_bad_request, move, notify, received, seal, upload, zip_names
 from varco.invoices.states import InvoiceEvent
-from varco.preservation import service as preservation
-
-
-def seal(invoice_id: int) -> None:
-    with unit_of_work() as session:
-        assert preservation.seal_invoice(session, invoice_id, current_clock()) is not None
 
 
 def test_zip_holds_the_invoice_and_every_notification_as_stored(client, supplier):

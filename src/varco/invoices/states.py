@@ -27,14 +27,19 @@ class InvoiceState(IntEnum):
 
     @classmethod
     def parse(cls, value: str | int) -> InvoiceState:
-        """A status filter accepts the label or the number (decisions.md)."""
+        """A status filter accepts the label or the number (decisions.md); a label in any case and
+        spacing (`Presa in carico`, `PRESA IN CARICO`, `presa  in carico`), as clients send it."""
         text = str(value).strip()
         if text in _BY_NUMBER:
             return _BY_NUMBER[text]
-        for state, label in LABELS.items():
-            if label.lower() == text.lower():
-                return state
-        raise ValueError(f"unknown invoice state {value!r}")
+        found = _BY_LABEL.get(_label_key(text))
+        if found is None:
+            raise ValueError(f"unknown invoice state {value!r}")
+        return found
+
+
+def _label_key(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 LABELS: Final[dict[InvoiceState, str]] = {
@@ -51,6 +56,7 @@ LABELS: Final[dict[InvoiceState, str]] = {
     InvoiceState.RICEVUTA: "Ricevuta",
 }
 _BY_NUMBER: Final[dict[str, InvoiceState]] = {str(state.value): state for state in InvoiceState}
+_BY_LABEL: Final[dict[str, InvoiceState]] = {_label_key(label): state for state, label in LABELS.items()}
 
 
 class InvoiceEvent(StrEnum):

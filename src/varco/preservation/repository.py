@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import and_, or_, select
 
 from varco.core.blobs import Blob
@@ -35,6 +37,15 @@ class PreservationRepository:
             .limit(1)
         )
         return self.session.scalar(query)
+
+    def latest_for_invoices(self, invoice_ids: Sequence[int]) -> dict[int, PreservationPackage]:
+        """The newest package of each of the invoices that has one."""
+        query = (
+            select(PreservationPackage)
+            .where(PreservationPackage.invoice_id.in_(invoice_ids))
+            .order_by(PreservationPackage.invoice_id, PreservationPackage.version)
+        )
+        return {p.invoice_id: p for p in self.session.scalars(query) if p.invoice_id is not None}  # last wins
 
     def chain_head(self, account_id: int) -> PreservationPackage | None:
         query = (

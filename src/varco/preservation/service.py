@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,6 +168,13 @@ def latest_package(session: UnitOfWork, invoice: Invoice) -> tuple[str, bytes] |
     if latest is None:
         return None
     return latest.name, repo.content(latest.blob_id)
+
+
+def latest_packages(session: UnitOfWork, invoice_ids: Sequence[int]) -> dict[int, tuple[str, int]]:
+    """(file name, blob id) of the newest package of each of the invoices that has one, in one query
+    (a bulk download reads the contents of a whole chunk at once)."""
+    found = PreservationRepository(session).latest_for_invoices(invoice_ids)
+    return {invoice_id: (p.name, p.blob_id) for invoice_id, p in found.items()}
 
 
 def verify_chain(session: UnitOfWork, account_id: int) -> list[str]:

@@ -24,6 +24,7 @@ from varco.core.models import JobRow
 from varco.core.numbers import whole_number
 from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice
+from varco.preservation import service as preservation
 from varco.rendering import service as rendering
 from varco.search import archives, report, service
 from varco.search.models import DownloadJob
@@ -35,8 +36,24 @@ from varco.settings import Settings, get_settings
 
 log = logging.getLogger("varco.search.downloads")
 
-KINDS = ("XML", "P7M", "NOTIFICATIONS", "PDF", "REPORT")
-_ALIASES = {"NOTIFICATION": "NOTIFICATIONS", "XLSX": "REPORT", "EXCEL": "REPORT", "XLS": "REPORT"}
+KINDS = ("XML", "P7M", "NOTIFICATIONS", "PDF", "REPORT", "PDD")
+# Other names clients send, compared in upper case without `_`, `-` and spaces (so `DownloadXml`,
+# `DOWNLOAD_XML` and `download-xml` are one name); the second client's names are `Download...`.
+_ALIASES = {
+    "NOTIFICATION": "NOTIFICATIONS",
+    "XLSX": "REPORT",
+    "EXCEL": "REPORT",
+    "XLS": "REPORT",
+    "DOWNLOADXML": "XML",
+    "DOWNLOADP7M": "P7M",
+    "DOWNLOADPDF": "PDF",
+    "DOWNLOADNOTIFICATIONS": "NOTIFICATIONS",
+    "DOWNLOADNOTIFICATION": "NOTIFICATIONS",
+    "REPORTEXCEL": "REPORT",
+    "DOWNLOADARCHIVING": "PDD",
+    "ARCHIVING": "PDD",
+}
+_SEPARATORS = str.maketrans("", "", "_-")
 REPORT_NAME = "report.xlsx"
 
 
@@ -47,7 +64,7 @@ class DownloadTooLarge(Exception):
 def parse_kinds(values: list[str] | None) -> list[str]:
     kinds: list[str] = []
     for value in values or []:
-        kind = str(value).strip().upper()
+        kind = "".join(str(value).upper().split()).translate(_SEPARATORS)
         kind = _ALIASES.get(kind, kind)
         if kind not in KINDS:
             raise SearchInputError(f"downloadTypes: {value!r} is unknown; use any of {', '.join(KINDS)}")
@@ -161,10 +178,11 @@ def _next_chunk(session: UnitOfWork, job: DownloadJob, settings: Settings) -> li
         return []
     query = select(Invoice.id, Blob.size).join(Blob, Blob.id == Invoice.blob_id)
     sizes = dict(session.execute(query.where(Invoice.id.in_(candidates))).all())
+    copies = 2 if "PDD" in job.kinds else 1  # a package holds the file again (+ its small notifications)
     chunk: list[int] = []
     total = 0
     for invoice_id in candidates:
-        total += sizes.get(invoice_id, 0)
+        total += sizes.get(invoice_id, 0) * copies
         if chunk and total > settings.download_chunk_bytes:
             break
         chunk.append(invoice_id)
@@ -177,7 +195,10 @@ def _pack(session: UnitOfWork, job: DownloadJob, chunk: list[int], settings: Set
     if len(invoices) != len(chunk):
         raise LookupError("some invoices of the download no longer exist")
     notes = repo.notifications(chunk) if "NOTIFICATIONS" in job.kinds else []
-    contents = repo.contents([*(i.blob_id for i in invoices), *(n.blob_id for n in notes)])
+    packages = preservation.latest_packages(session, chunk) if "PDD" in job.kinds else {}
+    contents = repo.contents(
+        [*(i.blob_id for i in invoices), *(n.blob_id for n in notes), *(b for _, b in packages.values())]
+    )
     entries: list[tuple[str, bytes]] = []
     for invoice in invoices:
         stored = contents[invoice.blob_id]
@@ -188,6 +209,9 @@ def _pack(session: UnitOfWork, job: DownloadJob, chunk: list[int], settings: Set
         entries.extend((n.filename, contents[n.blob_id]) for n in notes if n.invoice_id == invoice.id)
         if "PDF" in job.kinds:  # the same rendering as the detail's pdfFile and the panel's download
             entries.append((rendering.pdf_name(invoice.filename), rendering.pdf_of(invoice.filename, stored)))
+        if invoice.id in packages:  # PDD: the newest package as /pdd gives it; none yet: nothing
+            name, blob_id = packages[invoice.id]
+            entries.append((name, contents[blob_id]))
     part = archives.zip_files(entries)
     used = _stored_size(session, job.part_blob_ids) + len(part)
     if used > settings.download_max_bytes:

@@ -20,7 +20,7 @@ class DownloadJob(Base):
     account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)  # who asked
     direction: Mapped[str] = mapped_column(String(3))  # out | in
     invoice_ids: Mapped[list[int]] = mapped_column(JSON)
-    kinds: Mapped[list[str]] = mapped_column(JSON)  # XML P7M NOTIFICATIONS PDF REPORT
+    kinds: Mapped[list[str]] = mapped_column(JSON)  # XML P7M NOTIFICATIONS PDF REPORT PDD
     status: Mapped[str] = mapped_column(String(10))  # PENDING PROCESSING COMPLETED FAILED
     done: Mapped[int] = mapped_column(Integer, default=0)  # invoices packed so far
     part_blob_ids: Mapped[list[int]] = mapped_column(JSON, default=list)  # one ZIP per chunk

@@ -73,6 +73,8 @@ def invoice_fields(
         "pddAvailable": invoice.pdd_available,
         "file": b64(file),
         "pdfFile": None,  # set by search.service.detail when includePdf=true (varco.rendering)
+        "channelGroup": None,  # varco has no sales channels nor shops (schemas.InvoiceRecord)
+        "shopName": None,
         "sdiErrors": [
             {"code": e.get("code", ""), "description": e.get("description", "")}
             for e in invoice.sdi_errors or []

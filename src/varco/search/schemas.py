@@ -30,6 +30,8 @@ RECORD_EXAMPLE = {
     "pddAvailable": False,
     "file": None,
     "pdfFile": None,
+    "channelGroup": None,
+    "shopName": None,
     "sdiErrors": [],
     "invoices": [
         {
@@ -89,6 +91,13 @@ class InvoiceRecord(BaseModel):
     pddAvailable: bool
     file: str | None = Field(description="Base64 of the stored file; only when asked (includeFile)")
     pdfFile: str | None = Field(description="Base64 PDF rendering (detail with includePdf=true), else null")
+    channelGroup: str | None = Field(
+        description="Sales channel group of the invoice in the real service; always null: varco has no sales "
+        "channels"
+    )
+    shopName: str | None = Field(
+        description="Shop the invoice came from in the real service; always null: varco has no shops"
+    )
     sdiErrors: list[SdiError]
     invoices: list[InvoiceLine]
 
@@ -144,7 +153,11 @@ class DownloadRequest(BaseModel):
     )
 
     ids: list[str | int] | None = None
-    downloadTypes: list[str] | None = None
+    downloadTypes: list[str] | None = Field(
+        default=None,
+        description="Any of XML, P7M, NOTIFICATIONS, PDF, REPORT, PDD (preservation packages), in any case; "
+        "also DownloadXml, DownloadP7m, DownloadPdf, DownloadNotifications, ReportExcel, DownloadArchiving",
+    )
 
 
 class DownloadAccepted(BaseModel):
