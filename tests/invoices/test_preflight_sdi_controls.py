@@ -68,7 +68,8 @@ def test_on_an_invoice_sent_before_is_refused_with_00404(client, queue):
     answer = post(client, token, etree.tostring(again, xml_declaration=True, encoding="UTF-8"))
     assert answer["errorCode"] == "0096" and "00404 - " in answer["errorDescription"]
     with unit_of_work() as session:
-        stored = session.query(Invoice).filter(Invoice.filename == first["uploadFileName"]).one()
+        sent = (Invoice.filename == first["uploadFileName"], Invoice.direction == "out")
+        stored = session.query(Invoice).filter(*sent).one()
     assert state(stored.id) == S.CONSEGNATA
 
 
