@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from lxml import etree
 
 from tests.fatturapa.cases_support import RECEIVED_DATE
 from tests.fatturapa.sdi_controls.support import base, codes, edited, sdi_findings, xml
@@ -64,8 +65,6 @@ def test_00201_past_fifty_format_errors_the_first_fifty_listed():
     template = xml(lines[-1])
     parent = lines[-1].getparent()
     index = parent.index(lines[-1])
-    from lxml import etree
-
     for n in range(60):  # each line with an amount the XSD refuses
         line = etree.fromstring(template)
         line.find("PrezzoUnitario").text = "1,00"

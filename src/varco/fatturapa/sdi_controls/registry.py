@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 
+from lxml import etree
+
 from varco.fatturapa.findings import Finding
 from varco.fatturapa.rules.registry import ALL_FORMATS, RuleContext
 
@@ -62,7 +64,9 @@ class ControlSpec:
     def run(self, ctx: SdiContext) -> list[Finding]:
         return list(self.check(ctx, self))
 
-    def finding(self, ctx: SdiContext, message: str, element=None, body: int | None = None) -> Finding:  # noqa: ANN001
+    def finding(
+        self, ctx: SdiContext, message: str, element: etree._Element | None = None, body: int | None = None
+    ) -> Finding:
         approximated = " (approximated offline: the SDI checks its registers)" if self.approximated else ""
         return Finding(
             code=self.code,
