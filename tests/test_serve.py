@@ -8,6 +8,7 @@ import stat
 import httpx
 
 from tests.live_server import live_server
+from tests.panel.support import csrf_of
 
 
 def test_serve_with_demo_data_and_embedded_worker(tmp_path):
@@ -31,6 +32,21 @@ def test_serve_with_demo_data_and_embedded_worker(tmp_path):
             data={"grant_type": "password", "username": "demo-basic", "password": "demo-basic-pw"},
         )
         assert basic.status_code == 200  # basic user delegated to demo-premium
+        with httpx.Client(base_url=base, follow_redirects=True) as browser:  # ready in the panel
+            form = browser.get("/panel/login")
+            page = browser.post(
+                "/panel/login",
+                data={
+                    "username": "demo-premium",
+                    "password": "demo-premium-pw",
+                    "csrf_token": csrf_of(form.text),
+                },
+            )
+            assert page.url.path == "/panel/invoices/out", page.url
+        still = httpx.get(
+            f"{base}/auth/userInfo", headers={"Authorization": f"Bearer {refreshed['access_token']}"}
+        )
+        assert still.status_code == 200  # the panel sign-in revoked nothing
     output = server.log()
     assert "demo account created: demo-premium / demo-premium-pw" in output
     assert "demo account created: demo-admin / demo-admin-pw" in output

@@ -110,12 +110,16 @@ def serve(
 
 def seed_demo() -> None:
     from varco.accounts.demo import seed_demo_accounts
+    from varco.accounts.service import get_by_username
     from varco.core import migrate
     from varco.core.db import get_database, unit_of_work
+    from varco.panel.sessions import register_seeded
 
     # Processes started together would each create the missing accounts: one at a time.
     with migrate.exclusive(get_database().url), unit_of_work() as session:
         created = seed_demo_accounts(session, settings_or_exit(), current_clock())
+        for username, _ in created:  # ready to use in the panel: no registration step
+            register_seeded(session, get_by_username(session, username), current_clock())
     for username, password in created:
         typer.echo(f"demo account created: {username} / {password}")
 

@@ -27,12 +27,13 @@ def generate(*args: str) -> bytes:
     return result.stdout_bytes
 
 
-@pytest.mark.parametrize("fmt", ["FPR12", "FPA12", "FSM10"])
+@pytest.mark.parametrize("fmt", ["FPR12", "FPA12", "FSM10", "TD17"])
 def test_each_format_is_accepted_and_delivered(client, queue, fmt):
     account = make_account(vat_code=VAT)
     token = sign_in(client, account.username)
-    first, second = generate("--account", account.username, "--format", fmt), generate(
-        "--account", account.username, "--format", fmt
+    first, second = (
+        generate("--account", account.username, "--format", fmt),
+        generate("--account", account.username, "--format", fmt),
     )
     assert first != second  # numbered anew each time
     names = []
@@ -75,3 +76,8 @@ def test_bad_input_is_one_line_and_exit_2():
     ):
         result = runner.invoke(app, ["demo", "invoice", *args])
         assert result.exit_code == 2 and words in result.output, result.output
+
+
+def test_to_does_not_apply_to_a_self_billing_invoice():
+    result = runner.invoke(app, ["demo", "invoice", "--format", "TD17", "--to", VAT])
+    assert result.exit_code != 0 and "--to does not apply to TD17" in result.output

@@ -370,6 +370,27 @@ def test_a_body_that_is_not_json_is_refused_after_the_bearer_check(client, suppl
         assert answer.json()["error"] == "unauthorized"
 
 
+def test_a_json_object_with_a_missing_or_mistyped_field_is_the_sync_check_0002(client, supplier):
+    # §7.2 lists "dataFile wrong format or missing" among the synchronous checks: answered 200 with
+    # the upload result, whether the field is absent, null or not a string, naming the field.
+    account, token = supplier
+    cases = {
+        b"{}": "dataFile wrong format or missing",
+        b'{"dataFile": null}': "dataFile wrong format or missing",
+        b'{"dataFile": 5}': "dataFile: Input should be a valid string",
+        b'{"dataFile": ["PD94"]}': "dataFile: Input should be a valid string",
+        b'{"dataFile": "PD94", "skipExtraSchema": "perhaps"}': "skipExtraSchema",
+    }
+    for raw, named in cases.items():
+        answer = client.post(
+            "/services/invoice/upload",
+            content=raw,
+            headers={**bearer(token), "Content-Type": "application/json"},
+        )
+        assert_refused(answer, "0002", named)
+    assert invoices_of(account.id) == [] and usage_of(account.id) == 0
+
+
 def test_the_duplicate_check_looks_the_content_hash_up(database):
     # 0034 runs on every upload: SQLite's planner (no statistics) must not walk the account's
     # invoices of the whole window, or every upload costs more than the one before.

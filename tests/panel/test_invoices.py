@@ -43,6 +43,39 @@ def test_list_and_detail_of_sent_invoices(client):
     assert client.get(f"/panel/invoices/out/{sent.id}/download/pdd").status_code == 404  # not sealed yet
 
 
+def test_amounts_have_two_decimals_and_states_a_badge(client, queue):
+    supplier = premium(client)
+    declared = b"<ImportoTotaleDocumento>1266.10</ImportoTotaleDocumento><Causale>"
+    sent = upload(client, supplier, invoice_xml().replace(b"<Causale>", declared, 1))
+    wrong_vat = invoice_xml().replace(
+        b"<IdCodice>09876540015</IdCodice>", b"<IdCodice>09876540016</IdCodice>"
+    )
+    refused = upload(client, supplier, wrong_vat)
+    panel_login(client, supplier.account.username)  # a new password: the API token above is revoked
+    row = _row(client.get("/panel/invoices/out").text, sent.filename)  # the API says 1266.1
+    assert '<td class="amount">1.266,10</td>' in row
+    assert '<span class="badge pending">Presa in carico</span>' in row
+    english = _row(client.get("/panel/invoices/out", headers={"Accept-Language": "en"}).text, sent.filename)
+    assert '<td class="amount">1,266.10</td>' in english
+    queue.drain()  # the simulated SDI delivers the first; the asynchronous checks refuse the second
+    listing = client.get("/panel/invoices/out").text
+    assert '<span class="badge done">Consegnata</span>' in _row(listing, sent.filename)
+    assert '<span class="badge failed">Errore elaborazione</span>' in _row(listing, refused.filename)
+    page = client.get(f"/panel/invoices/out/{sent.id}").text
+    assert '<span class="badge done">Consegnata</span>' in page
+
+
+def test_amounts_are_grouped_by_thousands_in_the_readers_language():
+    from varco.panel.formats import amount
+
+    assert (amount(1234567.5, "it"), amount(1234567.5, "en")) == ("1.234.567,50", "1,234,567.50")
+    assert (amount(6.1, "it"), amount("-0.005", "en"), amount(None, "it")) == ("6,10", "-0.01", "")
+
+
+def _row(page: str, filename: str) -> str:
+    return re.search(rf"<tr><td><a [^>]*>{re.escape(filename)}</a>.*?</tr>", page, re.S).group(0)
+
+
 def test_filters_and_bad_filter(client):
     supplier = premium(client)
     sent = upload(client, supplier)

@@ -45,7 +45,13 @@ def test_first_sign_in_completes_registration_then_logout(client):
     )  # Italian default
     bad = client.post(
         "/panel/register",
-        data={"csrf_token": csrf_of(first.text), "accept": "yes", "email": "x@y.it", "password": "short"},
+        data={
+            "csrf_token": csrf_of(first.text),
+            "accept": "yes",
+            "email": "x@y.it",
+            "password": "short",
+            "repeated": "short",
+        },
     )
     assert bad.status_code == 400 and "almeno 10 caratteri" in bad.text
     page = panel_login(client, account.username)
@@ -65,6 +71,74 @@ def test_first_sign_in_completes_registration_then_logout(client):
     out = client.post("/panel/logout", data={"csrf_token": csrf_of(page.text)}, follow_redirects=False)
     assert out.status_code == 303
     assert client.get("/panel/invoices/out", follow_redirects=False).status_code == 303
+
+
+def _register(client: TestClient, username: str, password: str):
+    form = client.get("/panel/login")
+    first = client.post(
+        "/panel/login", data={"username": username, "password": "s3cret-pw", "csrf_token": csrf_of(form.text)}
+    )
+    assert first.url.path == "/panel/register"
+    return client.post(
+        "/panel/register",
+        data={
+            "csrf_token": csrf_of(first.text),
+            "accept": "yes",
+            "email": "ref@pec.example.it",
+            "password": password,
+            "repeated": password,
+        },
+    )
+
+
+def _api_token(client: TestClient, username: str, password: str = "s3cret-pw") -> str:
+    answer = client.post(
+        "/auth/signin", data={"grant_type": "password", "username": username, "password": password}
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.json()["access_token"]
+
+
+def test_registration_says_what_happens_to_api_tokens(client):
+    account = make_account()
+    form = client.get("/panel/login")
+    first = client.post(
+        "/panel/login",
+        data={"username": account.username, "password": "s3cret-pw", "csrf_token": csrf_of(form.text)},
+        headers={"Accept-Language": "en"},
+    )
+    assert first.url.path == "/panel/register"
+    assert "revokes every API token issued with the old one" in first.text
+    assert "Typing your current password again keeps them working" in first.text
+
+
+def test_registering_with_the_current_password_keeps_the_api_tokens(client):
+    account = make_account()
+    token = _api_token(client, account.username)
+    page = _register(client, account.username, "s3cret-pw")  # the current one, even if under 10 characters
+    assert page.url.path == "/panel/invoices/out", page.text
+    info = client.get("/auth/userInfo", headers={"Authorization": f"Bearer {token}"})
+    assert info.status_code == 200, info.text
+    assert _api_token(client, account.username)  # the password is unchanged
+
+
+def test_registering_with_a_new_password_revokes_the_api_tokens(client):
+    account = make_account()
+    token = _api_token(client, account.username)
+    page = _register(client, account.username, NEW_PASSWORD)
+    assert page.url.path == "/panel/invoices/out", page.text
+    info = client.get("/auth/userInfo", headers={"Authorization": f"Bearer {token}"})
+    assert info.status_code == 401
+    assert _api_token(client, account.username, NEW_PASSWORD)
+
+
+def test_a_refused_registration_changes_nothing(client):
+    account = make_account()
+    token = _api_token(client, account.username)
+    page = _register(client, account.username, "short-new")
+    assert page.status_code == 400 and page.url.path == "/panel/register"
+    info = client.get("/auth/userInfo", headers={"Authorization": f"Bearer {token}"})
+    assert info.status_code == 200 and info.json().get("pec") != "ref@pec.example.it"
 
 
 def test_stolen_cookie_after_logout_is_refused(app):

@@ -33,7 +33,7 @@ def test_the_window_is_at_most_10_days(client, supplier):
         search_v2(client, supplier, creationStartDate="2026-11-14", creationEndDate="2026-11-23")
     ) == [sent]
     response = search_v2(client, supplier, creationStartDate="2026-11-13", creationEndDate="2026-11-23")
-    assert_bad_request(response, "at most 10 days")
+    assert_bad_request(response, "window 2026-11-13..2026-11-23 is longer than 10 days", "at most 10 days")
     response = search_v2(
         client, supplier, creationStartDate="2026-11-13T08:00:00Z", creationEndDate="2026-11-23T08:00:00Z"
     )

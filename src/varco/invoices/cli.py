@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from varco.invoices.examples import FORMATS
+from varco.invoices.examples import FORMATS, SELF_BILLING
 
 demo_app = typer.Typer(no_args_is_help=True, help="Demo helpers: invoices that pass every check")
 
@@ -22,7 +22,12 @@ def demo_invoice(
         str | None, typer.Option("--to", help="The customer's Italian VAT number (default: demo-basic's)")
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", help="FPR12 (to a company), FPA12 (to a public office), FSM10")
+        str,
+        typer.Option(
+            "--format",
+            help="FPR12 (to a company), FPA12 (to a public office), FSM10 (simplified), "
+            "TD17 (self-billing: the account is the customer of a foreign supplier)",
+        ),
     ] = ("FPR12"),
     sign: Annotated[
         bool, typer.Option(help="Sign it CAdES-BES with the account's automatic-signature identity (.p7m)")
@@ -48,6 +53,8 @@ def demo_invoice(
 
     if fmt not in FORMATS:
         fail(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
+    if to is not None and fmt in SELF_BILLING:
+        fail(f"--to does not apply to {fmt}: the account issuing a self-billing invoice is its customer")
     if to is not None and not (len(to) == 11 and to.isascii() and to.isdigit() and iva.is_valid(to)):
         fail(f"--to {to!r} is not an Italian VAT number (11 digits with a valid check digit)")
     settings = settings_or_exit()

@@ -18,7 +18,7 @@ from varco.core.errors import Shape, request_id, shaped_router
 from varco.core.turns import run_writing
 from varco.core.uow import UnitOfWork
 from varco.invoices.schemas import UploadRequest, UploadResult
-from varco.invoices.service import Upload, check_upload, store_upload
+from varco.invoices.service import Upload, UploadRefused, check_upload, store_upload
 from varco.settings import get_settings
 
 router = shaped_router(Shape.UPLOAD, tags=["invoice transmission"])  # §2.8
@@ -89,15 +89,20 @@ def _upload(request: Request, raw: bytes, signed: bool, session: UnitOfWork) -> 
 
 
 def _body(raw: bytes) -> UploadRequest:
-    """The JSON body, parsed here rather than by FastAPI so that it comes after the bearer check;
-    errors as FastAPI reports them (400 0002 with the field, core/errors.py)."""
+    """The JSON body, parsed here rather than by FastAPI so that it comes after the bearer check.
+    One status per kind of mistake: a body that is not a JSON object is a syntax error (§7.1: 400
+    0002); a JSON object whose fields are missing or of the wrong type is the synchronous check
+    "dataFile wrong format or missing" of §7.2 (200 0002, like `{}`), naming the field."""
     if not raw.strip():
         raise RequestValidationError([{"type": "missing", "loc": ("body",), "msg": "Field required"}])
     try:
         return UploadRequest.model_validate_json(raw)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_input=False)
-        raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in errors]) from None
+        if any(not e["loc"] for e in errors):  # not JSON, or JSON but not an object
+            raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in errors]) from None
+        fields = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+        raise UploadRefused("0002", f"Input parameter error: {fields}") from None
 
 
 # The body is read by the endpoint (see _body): described here for the OpenAPI document.

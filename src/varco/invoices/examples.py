@@ -13,7 +13,8 @@ from lxml import etree
 
 from varco.invoices.check_cache import receipt_day
 
-FORMATS = ("FPR12", "FPA12", "FSM10")
+FORMATS = ("FPR12", "FPA12", "FSM10", "TD17")
+SELF_BILLING = ("TD17",)  # the account is the customer (1.4) and issues on the supplier's behalf
 
 
 def template(fmt: str) -> bytes:
@@ -25,18 +26,23 @@ def fresh_invoice(
 ) -> bytes:
     """The `fmt` template as a new invoice: numbered uniquely, dated today (Italy), from
     `supplier_vat` (11 digits) through `transmitter_id` (IT + code) to `customer_vat` (11 digits;
-    None keeps the template's, demo-basic's)."""
+    None keeps the template's, demo-basic's). A self-billing TD17 is issued by the account as the
+    customer: `supplier_vat` goes to 1.4 and its foreign supplier stays (`customer_vat` must be None)."""
     root = etree.fromstring(template(fmt))
     header = root.find("FatturaElettronicaHeader")
     sender = header.find("DatiTrasmissione/IdTrasmittente")
     sender.find("IdPaese").text, sender.find("IdCodice").text = transmitter_id[:2], transmitter_id[2:]
     unique = uuid.uuid4().hex[:10].upper()
     header.find("DatiTrasmissione/ProgressivoInvio").text = unique[:5]
-    supplier = header.find("CedentePrestatore")
-    supplier_id = (
-        supplier.find("DatiAnagrafici/IdFiscaleIVA") if fmt != "FSM10" else supplier.find("IdFiscaleIVA")
-    )
-    supplier_id.find("IdCodice").text = supplier_vat
+    if fmt in SELF_BILLING:
+        assert customer_vat is None, "a self-billing invoice's customer is the issuing account"
+        customer_vat, supplier_vat = supplier_vat, None
+    if supplier_vat is not None:
+        supplier = header.find("CedentePrestatore")
+        supplier_id = (
+            supplier.find("DatiAnagrafici/IdFiscaleIVA") if fmt != "FSM10" else supplier.find("IdFiscaleIVA")
+        )
+        supplier_id.find("IdCodice").text = supplier_vat
     if customer_vat is not None:
         customer = header.find("CessionarioCommittente")
         for element in customer.iter("IdCodice", "CodiceFiscale"):

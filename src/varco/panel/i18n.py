@@ -19,8 +19,14 @@ ITALIAN: dict[str, str] = {
     "Complete your registration": "Completa la registrazione",
     "I accept the terms of service": "Accetto le condizioni del servizio",
     "Reference e-mail or PEC": "E-mail o PEC di riferimento",
-    "New password": "Nuova password",
     "Repeat the new password": "Ripeti la nuova password",
+    "Password (new, or your current one)": "Password (nuova, oppure quella attuale)",
+    "Choosing a new password revokes every API token issued with the old one: programs signed in "
+    "with POST /auth/signin must sign in again. Typing your current password again keeps them working.": (
+        "Scegliere una nuova password revoca tutti i token API emessi con quella precedente: i programmi "
+        "che hanno fatto l'accesso con POST /auth/signin devono accedere di nuovo. Digitare di nuovo la "
+        "password attuale li mantiene validi."
+    ),
     "Save": "Salva",
     "You must accept the terms of service": "Devi accettare le condizioni del servizio",
     "The two passwords differ": "Le due password sono diverse",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 
 from itsdangerous import BadSignature, URLSafeSerializer
 from sqlalchemy import select
@@ -13,7 +14,7 @@ from varco.accounts.models import Account
 from varco.auth import service as auth
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest
-from varco.core.security import hash_password, new_token, token_digest
+from varco.core.security import hash_password, new_token, token_digest, verify_password
 from varco.core.uow import UnitOfWork
 from varco.panel.models import PanelRegistration, PanelSession
 from varco.settings import Settings
@@ -121,23 +122,38 @@ def complete_registration(
     repeated: str,
     clock: Clock,
 ) -> PanelRegistration:
-    """§1 first sign-in: accept the terms, set the reference e-mail/PEC, change the password."""
+    """§1 first sign-in: accept the terms, set the reference e-mail/PEC, choose the password. API
+    tokens are revoked only when the password really changes (typing the current one again keeps
+    them: nothing that knew the old password is shut out)."""
     if not accepted:
         raise RegistrationInvalid("You must accept the terms of service")
     if not accounts.EMAIL_RE.match(email.strip()):
         raise RegistrationInvalid("Invalid e-mail address")
-    if len(password) < MIN_PASSWORD:
-        raise RegistrationInvalid("The new password must have at least 10 characters")
     if password != repeated:
         raise RegistrationInvalid("The two passwords differ")
     now = clock.now()
     target = accounts.get(session, account.id)
     assert target is not None
-    target.password_hash = hash_password(password)
+    new_password = not verify_password(target.password_hash, password)
+    if new_password and len(password) < MIN_PASSWORD:  # the current one is kept whatever its length
+        raise RegistrationInvalid("The new password must have at least 10 characters")
     target.pec = email.strip()
-    auth.revoke_all(session, target, clock)  # API tokens issued with the old password stop working
+    if new_password:
+        target.password_hash = hash_password(password)
+        auth.revoke_all(session, target, clock)  # API tokens issued with the old password stop working
+    return _registered(session, target, email.strip(), now)
+
+
+def register_seeded(session: UnitOfWork, account: Account, clock: Clock) -> None:
+    """A demo account is ready in the panel: its registration is recorded when it is seeded, with
+    its PEC as reference e-mail and its password unchanged (docs/panel.md)."""
+    if not is_registered(session, account):
+        _registered(session, account, account.pec or "", clock.now())
+
+
+def _registered(session: UnitOfWork, account: Account, email: str, now: datetime) -> PanelRegistration:
     registration = PanelRegistration(
-        account_id=account.id, reference_email=email.strip(), terms_accepted_at=now, completed_at=now
+        account_id=account.id, reference_email=email, terms_accepted_at=now, completed_at=now
     )
     session.add(registration)
     session.flush()

@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import BadRequest
-from varco.panel import sessions
+from varco.panel import formats, sessions
 from varco.panel.i18n import LANGUAGES, pick_language, translator
 
 TEMPLATES = Environment(
@@ -23,6 +23,7 @@ TEMPLATES = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+TEMPLATES.filters["outcome"] = formats.outcome
 LANG_COOKIE = "varco_lang"
 LOGIN_CSRF_COOKIE = "varco_login_csrf"
 
@@ -49,6 +50,7 @@ def page(
         t=translator(lang),
         lang=lang,
         languages=LANGUAGES,
+        amount=lambda value: formats.amount(value, lang),
         user=current.account if current else None,
         csrf=current.session.csrf_token if current else "",
         **context,

@@ -41,8 +41,8 @@ def _window(start_raw: str | None, end_raw: str | None, settings: Settings) -> t
     assert start is not None and end is not None
     if end - start > settings.search_window:
         raise params.SearchInputError(
-            f"the creation window spans {(end - start).days} days and more; narrow creationStartDate.."
-            f"creationEndDate to at most {settings.search_window.days} days"
+            f"the creation window {start_raw}..{end_raw} is longer than {settings.search_window.days} "
+            f"days; narrow creationStartDate..creationEndDate to at most {settings.search_window.days} days"
         )
     return start, end
 
