@@ -2,6 +2,7 @@
 
 from varco.accounts import models as accounts_models  # noqa: F401
 from varco.accounts.multisellers import models as multisellers_models  # noqa: F401
+from varco.audit import models as audit_models  # noqa: F401
 from varco.auth import models as auth_models  # noqa: F401
 from varco.callbacks import models as callbacks_models  # noqa: F401
 from varco.comfin import models as comfin_models  # noqa: F401

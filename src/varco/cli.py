@@ -6,6 +6,7 @@ import gc
 import logging
 import os
 from datetime import date
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -72,7 +73,8 @@ def serve(
     """Run the API (and, in embedded mode, an in-process worker)."""
     import uvicorn
 
-    from varco.app import configure_logging, create_app
+    from varco.app import configure_logging, configure_metrics, create_app
+    from varco.core.shutdown import Server
 
     settings = settings_or_exit()
     sdicoop = None
@@ -82,30 +84,49 @@ def serve(
         tls = {"cert": ssl_certfile, "key": ssl_keyfile, "client_ca": ssl_ca_certs}
         sdicoop = sdicoop_listener(settings, host, sdicoop_port, **{k: v for k, v in tls.items() if v})
     configure_logging()
+    configure_metrics()  # before anything counts (seeding the demo data may enqueue jobs)
     prepare_database()
     if settings.profile == "demo" and settings.demo_data:
         seed_demo()
     application = create_app()
+    timeout = settings.shutdown_timeout.total_seconds()
+    on_signal = []  # what stops taking work at SIGTERM besides uvicorn's listener (core/shutdown.py)
     if worker and settings.embedded:
         from varco.core.jobs import get_queue
         from varco.core.worker import EmbeddedWorker
 
-        embedded = EmbeddedWorker(get_queue(), settings.embedded_workers)
+        embedded = EmbeddedWorker(get_queue(), settings.embedded_workers, timeout)
         application.router.on_startup.append(embedded.start)
         application.router.on_shutdown.append(embedded.stop)
+        on_signal.append(embedded.begin_stop)
+    if sdicoop is not None:
+        on_signal.append(partial(setattr, sdicoop.server, "should_exit", True))
     # The loaded app is some 250k long-lived objects; every full collection walked them all (long
     # pauses, the p99 of list pages). Frozen, they are skipped (docs/performance.md, Search).
     gc.collect()
     gc.freeze()
-    # proxy_headers off: uvicorn would trust X-Forwarded-For from 127.0.0.1 by itself; varco reads
-    # it only from VARCO_TRUSTED_PROXIES (limits/ip.py).
     if sdicoop is not None:
         sdicoop.start()
+    # proxy_headers off: uvicorn would trust X-Forwarded-For from 127.0.0.1 by itself; varco reads
+    # it only from VARCO_TRUSTED_PROXIES (limits/ip.py).
+    config = uvicorn.Config(
+        application,
+        host=host,
+        port=port,
+        log_level="info",
+        log_config=None,  # uvicorn's lines go through ours (core/logs.py)
+        access_log=False,  # replaced by the line per request of core/requests.py
+        proxy_headers=False,
+        timeout_graceful_shutdown=timeout,  # typed int, used as asyncio.wait_for's timeout
+    )
+    server = Server(config, on_signal)
     try:
-        uvicorn.run(application, host=host, port=port, log_level="info", proxy_headers=False)
+        server.run()
     finally:
         if sdicoop is not None:
             sdicoop.stop()
+    if not server.started:  # as uvicorn.run: the port was in use, the startup failed...
+        raise typer.Exit(3)
 
 
 def seed_demo() -> None:
@@ -126,14 +147,98 @@ def seed_demo() -> None:
 
 @app.command()
 def worker(workers: Annotated[int, typer.Option(min=1, max=64, help="Worker threads")] = 2) -> None:
-    """Run background workers (and the reconciler) until stopped."""
-    from varco.app import configure_logging
+    """Run background workers (and the reconciler) until stopped: SIGTERM lets the running jobs
+    finish (VARCO_SHUTDOWN_TIMEOUT), a second SIGTERM or SIGINT stops at once."""
+    from varco.app import configure_logging, configure_metrics
     from varco.core.jobs import get_queue
     from varco.core.worker import run_standalone
 
     configure_logging()
+    configure_metrics()
     prepare_database()
-    run_standalone(get_queue(), workers)
+    run_standalone(get_queue(), workers, settings_or_exit().shutdown_timeout.total_seconds())
+
+
+@app.command()
+def backup(
+    dest: Annotated[Path | None, typer.Argument(help="A new or empty directory for the copy")] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Instead: check every stored file (SQLite or PostgreSQL)")
+    ] = False,
+) -> None:
+    """Copy the embedded installation while it runs (database, files, manifest.json with checksums);
+    with --verify, check that every stored file of the database matches its recorded checksum."""
+    from varco.core import backup as backups
+
+    settings = settings_or_exit()
+    if verify == (dest is not None):
+        fail("give DEST to make a backup, or --verify to check the stored files")
+    if dest is None:
+        verify_stored_files(settings.resolved_database_url)
+        return
+    try:
+        manifest = backups.backup(backups.Installation.of(settings), dest, current_clock().now())
+    except backups.BackupError as exc:
+        fail(str(exc))
+    database = manifest["database"]
+    typer.echo(
+        f"backed up the database (schema {', '.join(manifest['schema_revision'])}, {database['size']} bytes) "
+        f"and {len(manifest['files'])} files to {dest}"
+    )
+    typer.echo(f"  {backup_counts(manifest)}")
+
+
+@app.command()
+def restore(src: Annotated[Path, typer.Argument(help="A directory made by `varco backup DEST`")]) -> None:
+    """Restore a backup into an empty VARCO_DATA_DIR, every checksum checked first."""
+    from varco.core import backup as backups
+
+    settings = settings_or_exit()
+    try:
+        installation = backups.Installation.of(settings)
+        manifest = backups.restore(src, installation)
+    except backups.BackupError as exc:
+        fail(str(exc))
+    typer.echo(
+        f"restored the backup of {manifest['created_at']} (varco {manifest['varco_version']}, schema "
+        f"{', '.join(manifest['schema_revision'])}) into {installation.data_dir}, every checksum verified:"
+    )
+    typer.echo(f"  {installation.database}: {manifest['database']['size']} bytes")
+    folders: dict[str, int] = {}
+    for entry in manifest["files"]:
+        folder = entry["path"].partition("/")[0] if "/" in entry["path"] else "."
+        folders[folder] = folders.get(folder, 0) + 1
+    for folder, count in sorted(folders.items()):
+        typer.echo(f"  {installation.data_dir / folder}: {count} files")
+    typer.echo(f"  {backup_counts(manifest)}")
+    typer.echo("The reconciler sends the pending jobs' wake-ups once `varco serve` or `varco worker` runs.")
+
+
+def backup_counts(manifest: dict) -> str:
+    tables = manifest["tables"]
+    return (
+        f"invoices {tables.get('invoices', 0)}, notifications {tables.get('notifications', 0)}, "
+        f"stored files {tables.get('blobs', 0)}, pending jobs {manifest['pending_jobs']}"
+    )
+
+
+def verify_stored_files(url: str) -> None:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from varco.core.file_check import verify_stored_files as check_files
+
+    try:
+        check = check_files(url)
+    except SQLAlchemyError as exc:
+        fail(f"cannot read the database: {exc}")
+    typer.echo(f"{check.files} stored files checked, {check.bytes} bytes")
+    if check.count:
+        for problem in check.problems:
+            typer.echo(f"  {problem}", err=True)
+        hidden = check.count - len(check.problems)
+        typer.echo(f"error: {check.count} problems" + (f", {hidden} not shown" if hidden else ""), err=True)
+        raise typer.Exit(1)
+    typer.echo("every stored file matches its recorded size and SHA-256, and every reference finds its file")
 
 
 @users_app.command("create")
@@ -154,6 +259,7 @@ def users_create(
     """Create an account."""
     from varco.accounts import service
     from varco.accounts.models import AccountKind
+    from varco.audit import service as audit
     from varco.core.db import unit_of_work
 
     expires_on = None
@@ -178,7 +284,7 @@ def users_create(
     )
     prepare_database()
     with cli_errors(), unit_of_work() as session:
-        account = service.create_account(session, new, settings_or_exit(), current_clock())
+        account = service.create_account(session, new, settings_or_exit(), current_clock(), audit.CLI)
         typer.echo(f"created {account.kind} account {account.username}")
 
 
@@ -202,13 +308,14 @@ def users_list() -> None:
 def users_disable(username: str) -> None:
     """Disable an account and revoke its tokens."""
     from varco.accounts import service
+    from varco.audit import service as audit
     from varco.auth import service as auth_service
     from varco.core.db import unit_of_work
 
     prepare_database()
     with cli_errors(), unit_of_work() as session:
-        account = service.disable_account(session, username)
-        revoked = auth_service.revoke_all(session, account, current_clock())
+        account = service.disable_account(session, username, current_clock(), audit.CLI)
+        revoked = auth_service.revoke_all(session, account, current_clock(), audit.CLI)
     typer.echo(f"disabled {username} ({revoked} tokens revoked)")
 
 
@@ -222,6 +329,7 @@ def users_set_signer(
 ) -> None:
     """Configure the automatic-signature identity used by upload with credential + domain."""
     from varco.accounts import service
+    from varco.audit import service as audit
     from varco.core.db import unit_of_work
     from varco.invoices import signing
 
@@ -235,6 +343,8 @@ def users_set_signer(
         identity = signing.set_identity(
             session, account, credential, domain, data, pkcs12_password, current_clock().now()
         )
+        details, clock = {"domain": domain}, current_clock()  # never the credential nor the PKCS#12 password
+        audit.record(session, audit.Kind.SIGNER_SET, audit.CLI, clock, subject=account, details=details)
         typer.echo(f"signing identity for {username} in domain {domain}: {identity.subject}")
 
 

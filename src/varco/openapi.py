@@ -1,11 +1,13 @@
-"""The OpenAPI document says what each operation really answers when it refuses.
+"""The OpenAPI document says what each operation really answers, when it refuses and when not.
 
 FastAPI documents a 422 that varco never sends (validation errors are 400 in the contract's
 shape). This replaces it, per operation, with the refusals the route can give, each in the body
 shape of its router (core/errors.py): 400 for bad input, 401/403/429 on the bearer-protected
 routes (every authenticated call counts in the §8.3 bucket), 404 for lookups, 413 for a body over
 the limit (core/bodies.py), 429 where a §8.1 per-IP limit applies, 503 when the limiter (Redis)
-cannot decide. The schemathesis gate (tests/test_fuzz.py) holds the server to this document.
+cannot decide. Each parameter gets the type, format, required flag, description and example of
+openapi_params.py; each operation the examples of a real exchange (openapi_examples.py,
+docs/openapi.md). The schemathesis gate (tests/test_fuzz.py) holds the server to this document.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from varco.auth.schemas import OAuthErrorBody
 from varco.core.errors import Shape, all_routes
 from varco.invoices.schemas import UploadResult
 from varco.limits import ip
+from varco.openapi_examples import document_examples
+from varco.openapi_params import document_parameters
+from varco.settings import get_settings
 
 
 class ErrorBody(BaseModel):
@@ -55,12 +60,15 @@ BEARER = "bearer"
 
 
 def install(app: FastAPI) -> None:
-    """Document every operation's refusals when the document is first built."""
+    """Document every operation's refusals, parameters and examples when the document is first built."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            document_refusals(app, build())
+            document = build()  # cached by FastAPI as app.openapi_schema
+            document_refusals(app, document)
+            document_parameters(document, get_settings())
+            document_examples(document)
         return app.openapi_schema  # type: ignore[return-value]
 
     app.openapi = openapi  # type: ignore[method-assign]
@@ -102,6 +110,11 @@ def _document(route: APIRoute, method: str, operation: dict[str, Any]) -> None:
         statuses |= {401, 403, 429, 503}
     if ip.match(method, route.path_format) is not None:
         statuses |= {429, 503}
+    fields = _body_fields(route)
+    if {"userName", "password"} <= fields:  # §9 version 1: checked as sign-in's, in the §8.3 bucket
+        statuses |= {429, 503}
+        if "requestID" in fields:  # a lookup by the body's requestID
+            statuses.add(404)
     for status in sorted(statuses):
         code, oauth_code, text = _REFUSALS[status]
         if status == 401:
@@ -137,3 +150,13 @@ def _needs_bearer(route: APIRoute) -> bool:
             return True
         pending.extend(dependency.dependencies)
     return False
+
+
+def _body_fields(route: APIRoute) -> set[str]:
+    """The field names of the route's JSON body model(s)."""
+    found: set[str] = set()
+    for param in route.dependant.body_params:
+        model = param.field_info.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            found |= set(model.model_fields)
+    return found

@@ -64,6 +64,8 @@ def sdicoop_listener(
         host=host,
         port=port,
         log_level="info",
+        log_config=None,  # one log format per process (core/logs.py)
+        access_log=False,  # the app logs a line per request (core/requests.py)
         proxy_headers=False,
         ssl_certfile=files[0],
         ssl_keyfile=files[1],

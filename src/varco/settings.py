@@ -115,6 +115,11 @@ class Settings(BaseSettings):
     reconcile_interval_seconds: int = 60
     # In-process worker threads for `varco serve` in embedded mode.
     embedded_workers: int = 2
+    # Graceful shutdown (docs/operations.md, Shutdown): on SIGTERM `varco serve` and `varco worker`
+    # take no new requests or jobs at once; those in flight get this long, counted from the signal,
+    # to finish. A job cut off stays pending and the reconciler runs it again. Keep it below the
+    # supervisor's kill timeout (systemd TimeoutStopSec, Kubernetes terminationGracePeriodSeconds).
+    shutdown_timeout: Duration = timedelta(seconds=30)
     # The channel to the Exchange System (docs/sdicoop.md): "simulator" (in this process) or
     # "sdicoop" (SOAP 1.1 web services with mutual TLS). Unset: the simulator on the demo
     # profile; the production profile refuses to start without an explicit choice.
@@ -171,6 +176,21 @@ class Settings(BaseSettings):
     # Control panel (issue 11, docs/panel.md)
     panel_session_ttl: Duration = timedelta(hours=8)  # a browser session, then sign in again
     panel_receipt_batch: int = 200  # received invoices queued for e-mail per reconciler run
+    # Metrics and logs (docs/operations.md). /metrics in Prometheus text format; off: no counting
+    # and no route (the bench's "without" run).
+    metrics_enabled: bool = True
+    # Several processes on one host (production: N `varco serve`, N `varco worker`): a directory
+    # they share, where each writes its counts (prometheus_client's multiprocess mode) and /metrics
+    # adds them up. Unset: this process's counts only (the embedded default is one process).
+    metrics_dir: Path | None = None
+    # Who may read /metrics: a bearer token and/or client networks (both must pass when both are
+    # set). Neither: open on the demo profile, refused (403) in production.
+    metrics_token: SecretStr | None = None
+    metrics_allow: list[IPvAnyNetwork] | None = None
+    # One line per request and per job: "json" or "console"; unset: console on the demo profile,
+    # JSON in production
+    log_format: Literal["json", "console"] | None = None
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:
@@ -209,6 +229,11 @@ class Settings(BaseSettings):
     def channel(self) -> str:
         """The SDI channel in use: the simulator unless `sdi_channel` says otherwise."""
         return self.sdi_channel or "simulator"
+
+    @property
+    def resolved_log_format(self) -> str:
+        """Human-readable lines on the demo profile, JSON in production, unless set."""
+        return self.log_format or ("json" if self.profile == "production" else "console")
 
     @property
     def embedded(self) -> bool:

@@ -66,7 +66,8 @@ def validate(
     else:
         for path, report in zip(files, reports, strict=True):
             for finding in report.errors:
-                where = f" {finding.xpath}" if finding.xpath else ""
+                # XSD messages name the path themselves (the upload reports messages alone).
+                where = f" {finding.xpath}" if finding.xpath and finding.xpath not in finding.message else ""
                 hint = f" ({finding.hint})" if finding.hint else ""
                 stage = " [sdi]" if finding.stage == "sdi" else ""
                 typer.echo(f"{path}: {finding.code}{stage}{where} {finding.message}{hint}")

@@ -10,7 +10,9 @@ from sqlalchemy import select
 
 from tests.factories import bearer, make_account, make_basic, sign_in
 from varco.accounts.models import DelegationStatus
+from varco.audit.service import SYSTEM
 from varco.auth.models import AuthToken
+from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
 
 UNAUTHORIZED = {
@@ -76,7 +78,7 @@ def test_disabled_user_cannot_sign_in(client):
 
     account = make_account()
     with unit_of_work() as session:
-        service.disable_account(session, account.username)
+        service.disable_account(session, account.username, current_clock(), SYSTEM)
     response = signin_raw(client, grant_type="password", username=account.username, password="s3cret-pw")
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_grant"
@@ -205,7 +207,7 @@ def test_refresh_is_refused_once_the_account_is_disabled(client):
     account = make_account()
     token = sign_in(client, account.username)
     with unit_of_work() as session:
-        service.disable_account(session, account.username)
+        service.disable_account(session, account.username, current_clock(), SYSTEM)
     response = signin_raw(client, grant_type="refresh_token", refresh_token=token["refresh_token"])
     assert response.status_code == 400
 
@@ -245,11 +247,10 @@ def test_tokens_are_stored_hashed(client):
 def test_disabled_account_token_stops_working(client):
     from varco.accounts import service
     from varco.auth import service as auth_service
-    from varco.core.clock import current_clock
 
     account = make_account()
     token = sign_in(client, account.username)
     with unit_of_work() as session:
-        disabled = service.disable_account(session, account.username)
+        disabled = service.disable_account(session, account.username, current_clock(), SYSTEM)
         assert auth_service.revoke_all(session, disabled, current_clock()) == 1
     assert client.get("/auth/userInfo", headers=bearer(token)).status_code == 401

@@ -29,6 +29,7 @@ class Received:
     signature_ok: bool
     path: str
     host: str
+    request_id: str = ""  # X-Request-ID: the request that caused the event
 
     @property
     def json(self) -> dict[str, Any]:
@@ -124,6 +125,7 @@ class Receiver:
                             signature_ok=ok,
                             path=self.path,
                             host=self.headers.get("Host", ""),
+                            request_id=self.headers.get("X-Request-ID", ""),
                         )
                     )
                 self.send_response(status)

@@ -19,6 +19,7 @@ from tests.callbacks.support import (
 )
 from tests.factories import bearer, make_basic
 from tests.invoices.support import SUPPLIER_VAT, b64, invoice_xml
+from varco.audit.service import SYSTEM
 from varco.callbacks import fanout
 from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
@@ -362,7 +363,7 @@ def test_endpoints_changed_in_a_transaction_decide_its_later_events(client):
         new = callbacks.NewCallback(url="https://example.com/hook")
         endpoint, _ = callbacks.register(session, account, new, get_settings(), clock)
         assert record(session, "IT05555550028_C0002.xml") == 1
-        callbacks.delete(session, account, endpoint.id, clock)
+        callbacks.delete(session, account, endpoint.id, clock, SYSTEM)
         assert record(session, "IT05555550028_C0003.xml") == 0
 
 

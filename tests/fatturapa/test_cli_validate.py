@@ -49,8 +49,12 @@ def test_refused_file_prints_one_line_per_finding_and_exit_1(run, tmp_path, samp
     result = run(str(samples_dir / "IT01234567890_FPR02.xml"))
     assert result.exit_code == 1
     lines = result.stdout.strip().splitlines()
-    assert lines[0].startswith(f"{samples_dir / 'IT01234567890_FPR02.xml'}: 0092 /p:FatturaElettronica/")
-    assert "line 16" in lines[0] and lines[0].endswith(")")
+    assert lines[0].startswith(
+        f"{samples_dir / 'IT01234567890_FPR02.xml'}: 0092 FatturaPA 1.2.3 XSD: line 16: "
+    )
+    # the path once: the XSD message names it, so the line does not repeat it
+    assert lines[0].count("/p:FatturaElettronica/FatturaElettronicaHeader/DatiTrasmissione/") == 1
+    assert lines[0].endswith(")")
     assert lines[-1].endswith(": REFUSED")
 
 
@@ -136,9 +140,13 @@ def test_base64_and_bad_base64_files(run, tmp_path, invoice):
     encoded.write_bytes(base64.encodebytes(invoice("FPR12")))
     assert run(str(encoded)).exit_code == 0
     bad = tmp_path / "bad.p7m"
-    bad.write_bytes(b"MIIk!!notbase64")
+    bad.write_bytes(b"MIIkBgYJKoZIhvcNAQcCoIIj9zCCI/MCAQExDzANBglghkgBZQMEAgEFADCCFrk!!")
     result = run(str(bad))
     assert result.exit_code == 1 and f"{bad}: 0098 " in result.stdout
+    not_xml = tmp_path / "IT01234560017_00002.xml"
+    not_xml.write_bytes(b"Fattura n. 1 del 18/12/2014")
+    result = run(str(not_xml), "--no-sdi-controls")
+    assert f"{not_xml}: 0092 The file is not XML: it starts with 'Fattura n. 1 del 18/12/2" in result.stdout
 
 
 def test_missing_file_is_a_usage_error(run, valid_file, tmp_path):

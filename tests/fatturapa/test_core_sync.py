@@ -78,8 +78,8 @@ def test_xsd_error_names_element_line_and_path(invoice):
     report = check_sync(data, CheckOptions(transmitter_id="IT99999999999"))
     [finding] = report.errors  # stops at the XSD: the wrong transmitter is not reported
     assert finding.code == "0092"
-    assert "Element 'TipoDocumento'" in finding.message
-    assert "'TD99'" in finding.message
+    assert "TipoDocumento at /p:FatturaElettronica/" in finding.message
+    assert "'TD99' is not an accepted value" in finding.message
     assert "line 62" in finding.message
     assert (
         finding.xpath
@@ -158,15 +158,23 @@ def test_base64_of_xml_is_unwrapped(invoice):
         assert report.content == data
 
 
-def test_binary_that_is_neither_xml_nor_der_nor_base64_is_0098():
+def test_binary_that_is_neither_xml_nor_der_nor_base64_is_not_xml_0092():
     [finding] = check_sync(b"\x00\x01\x02 garbage \xff").errors
-    assert finding.code == "0098"
+    assert finding.code == "0092"
+    assert finding.message == "The file is not XML: its first bytes are 00 01 02 20 67 61 72 62"
+
+
+def test_broken_base64_text_is_0098():
+    encoded = base64.b64encode(b"<?xml version='1.0'?><a/>" * 10)
+    [finding] = check_sync(encoded[:100] + b"!" + encoded[100:]).errors
+    assert finding.code == "0098" and "offset 100" in finding.message
 
 
 def test_base64_of_something_else_is_0092():
     [finding] = check_sync(base64.b64encode(b"just some text")).errors
     assert finding.code == "0092"
-    assert "neither XML nor a CAdES" in finding.message
+    assert "not XML" in finding.message and "neither XML nor a CAdES" in finding.message
+    assert "it starts with 'just some text'" in finding.message
 
 
 def test_simplified_invoice_uses_the_fsm10_schema(invoice):

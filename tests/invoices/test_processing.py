@@ -11,6 +11,8 @@ from tests.invoices.support import SUPPLIER_VAT, invoice_xml
 from tests.invoices.test_upload import invoices_of, upload
 from varco.accounts import service as accounts
 from varco.accounts.models import Delegation, DelegationStatus
+from varco.audit.service import SYSTEM
+from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
 from varco.core.jobs import run_job
 from varco.core.models import JobRow
@@ -63,7 +65,7 @@ def test_disabled_uploader_is_fatrsm403(client, queue):
     account = make_account(vat_code=SUPPLIER_VAT)
     upload(client, sign_in(client, account.username), invoice_xml())
     with unit_of_work() as session:
-        accounts.disable_account(session, account.username)
+        accounts.disable_account(session, account.username, current_clock(), SYSTEM)
     queue.drain()
     invoice = only_invoice(account.id)
     assert invoice.state == InvoiceState.ERRORE_ELABORAZIONE

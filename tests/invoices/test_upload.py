@@ -114,6 +114,12 @@ def test_bad_base64_is_0098(client, supplier):
     assert_refused(upload(client, supplier[1], "this is not base64!!"), "0098")
 
 
+def test_base64_of_a_file_that_is_not_xml_is_0092_not_xml(client, supplier):
+    # dataFile decodes: the file it holds is the problem, not its base64
+    response = upload(client, supplier[1], b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj")
+    assert_refused(response, "0092", "The file is not XML: it looks like a PDF document")
+
+
 def test_file_over_5_mb_is_413_with_0033(client, supplier):
     response = upload(client, supplier[1], b"<" * (5 * 1024 * 1024 + 1))
     assert_refused(response, "0033", "maximum", status=413)

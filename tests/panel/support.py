@@ -53,6 +53,6 @@ def browser_sign_in(page, username: str, password: str = PASSWORD, register: boo
 def browser_complete_registration(page) -> None:
     page.get_by_label("Accetto le condizioni del servizio").check()
     page.get_by_label("E-mail o PEC di riferimento").fill("ref@pec.example.it")
-    page.get_by_label("Nuova password", exact=True).fill(NEW_PASSWORD)
+    page.get_by_label("Password (nuova, oppure quella attuale)", exact=True).fill(NEW_PASSWORD)
     page.get_by_label("Ripeti la nuova password").fill(NEW_PASSWORD)
     page.get_by_role("button", name="Salva").click()

@@ -13,11 +13,14 @@ from typing import Final
 
 from varco.accounts.models import Account, Delegation, DelegationChange, DelegationStatus
 from varco.accounts.repository import AccountRepository
+from varco.audit import service as audit
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest, NotFound
 from varco.core.uow import UnitOfWork
 
 S = DelegationStatus
+# Who moves a delegation: an audit actor, or a bare name (the history row keeps the name only).
+Who = audit.Actor | str | None
 
 
 class DelegationEvent(StrEnum):
@@ -121,7 +124,7 @@ def _guard(repo: AccountRepository, delegation: Delegation, event: E, target: S)
 
 
 def apply(
-    session: UnitOfWork, delegation: Delegation, event: E, clock: Clock, actor: str | None = None
+    session: UnitOfWork, delegation: Delegation, event: E, clock: Clock, actor: Who = None
 ) -> Delegation:
     """Move a delegation by one event of the table and record the change."""
     repo = AccountRepository(session)
@@ -139,7 +142,7 @@ def apply(
             event=event.value,
             from_status=current.value if current else None,
             to_status=target.value,
-            actor=actor,
+            actor=actor.username if isinstance(actor, audit.Actor) else actor,
             at=now,
         )
     )
@@ -153,7 +156,7 @@ def create(
     delegate: Account,
     status: S,
     clock: Clock,
-    actor: str | None = None,
+    actor: Who = None,
 ) -> Delegation:
     """Create a delegation from `delegator` to the Premium user `delegate`, in `status`."""
     if not delegate.is_premium:
@@ -176,11 +179,14 @@ def create(
     )
     for event in path_to(status):
         apply(session, delegation, event, clock, actor)
+    details = {"delegationId": delegation.id, "delegate": delegate.username, "status": delegation.status}
+    by = audit.as_actor(actor)
+    audit.record(session, audit.Kind.DELEGATION_CREATED, by, clock, subject=delegator, details=details)
     return delegation
 
 
 def set_status(
-    session: UnitOfWork, delegation_id: int, status: S, clock: Clock, actor: str | None = None
+    session: UnitOfWork, delegation_id: int, status: S, clock: Clock, actor: Who = None
 ) -> Delegation:
     """Move a delegation to `status` if the table has a transition for it."""
     repo = AccountRepository(session)
@@ -188,7 +194,20 @@ def set_status(
     delegation = repo.delegation(delegation_id, for_update=True)
     if delegation is None:
         raise NotFound(f"no delegation with id {delegation_id}")
-    return apply(session, delegation, event_for(S(delegation.status), status), clock, actor)
+    current = S(delegation.status)
+    event = event_for(current, status)
+    apply(session, delegation, event, clock, actor)
+    delegator, delegate = repo.get(delegation.delegator_id), repo.get(delegation.delegate_id)
+    details = {
+        "delegationId": delegation.id,
+        "delegate": delegate.username if delegate else None,
+        "event": event.value,
+        "from": current.value,
+        "to": delegation.status,
+    }
+    by = audit.as_actor(actor)
+    audit.record(session, audit.Kind.DELEGATION_CHANGED, by, clock, subject=delegator, details=details)
+    return delegation
 
 
 def history(session: UnitOfWork, delegation_id: int) -> list[DelegationChange]:

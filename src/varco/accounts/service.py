@@ -11,6 +11,7 @@ from stdnum.it import codicefiscale, iva
 from varco.accounts import delegations
 from varco.accounts.models import Account, AccountKind, Delegation, DelegationStatus
 from varco.accounts.repository import AccountRepository
+from varco.audit import service as audit
 from varco.core import blobs
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest, NotFound, VarcoError
@@ -75,7 +76,9 @@ def _check(account: NewAccount, settings: Settings) -> None:
         raise AccountInputError("max space must be zero or more kilobytes")
 
 
-def create_account(session: UnitOfWork, new: NewAccount, settings: Settings, clock: Clock) -> Account:
+def create_account(
+    session: UnitOfWork, new: NewAccount, settings: Settings, clock: Clock, actor: audit.Actor = audit.SYSTEM
+) -> Account:
     """Create an account (Premium unless `kind` says basic)."""
     _check(new, settings)
     repo = AccountRepository(session)
@@ -98,7 +101,10 @@ def create_account(session: UnitOfWork, new: NewAccount, settings: Settings, clo
         is_admin=new.is_admin,
         created_at=now,
     )
-    return repo.add(account)
+    repo.add(account)
+    details = {"accountKind": account.kind, "tier": account.tier, "isAdmin": account.is_admin}
+    audit.record(session, audit.Kind.ACCOUNT_CREATED, actor, clock, subject=account, details=details)
+    return account
 
 
 def find(session: UnitOfWork, username: str) -> Account | None:
@@ -120,10 +126,12 @@ def list_accounts(session: UnitOfWork) -> list[Account]:
     return AccountRepository(session).all()
 
 
-def disable_account(session: UnitOfWork, username: str) -> Account:
+def disable_account(session: UnitOfWork, username: str, clock: Clock, actor: audit.Actor) -> Account:
     """Disable an account: it can no longer sign in, and its tokens stop working."""
     account = get_by_username(session, username)
-    account.is_disabled = True
+    if not account.is_disabled:
+        account.is_disabled = True
+        audit.record(session, audit.Kind.ACCOUNT_DISABLED, actor, clock, subject=account)
     return account
 
 
@@ -148,7 +156,7 @@ def create_delegation(
     delegate: Account,
     status: DelegationStatus,
     clock: Clock,
-    actor: str | None = None,
+    actor: delegations.Who = None,
 ) -> Delegation:
     """Create a delegation through the life cycle of `accounts.delegations` (history, cycle check)."""
     return delegations.create(session, delegator, delegate, status, clock, actor)

@@ -1,4 +1,5 @@
-"""The `Caller` dependency: the account behind `Authorization: Bearer <token>`."""
+"""The `Caller` dependency: the account behind `Authorization: Bearer <token>`; `Admin`, an operator;
+`Acting`, the caller as the actor of audited events."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from varco.accounts.models import Account
+from varco.audit import service as audit
 from varco.auth import service
 from varco.core.clock import Clock
 from varco.core.db import reading
 from varco.core.deps import ClockDep, SessionDep
-from varco.core.errors import Unauthorized
+from varco.core.errors import Forbidden, Unauthorized
 from varco.core.uow import UnitOfWork
 from varco.limits import service as limits
 
@@ -43,3 +45,25 @@ def get_caller(request: Request, session: SessionDep, clock: ClockDep) -> Accoun
 
 
 Caller = Annotated[Account, Depends(get_caller)]
+
+
+class AdminOnly(Forbidden):
+    """Only operators (admin accounts) may use the admin endpoints."""
+
+
+# async: no I/O of their own (a plain function dependency would take a threadpool hop).
+async def admin_caller(caller: Caller) -> Account:
+    if not caller.is_admin:
+        raise AdminOnly()
+    return caller
+
+
+Admin = Annotated[Account, Depends(admin_caller)]
+
+
+async def acting(request: Request, caller: Caller) -> audit.Actor:
+    """The caller, with the request's client address and id, as the actor of audited events."""
+    return audit.actor_of(request, caller)
+
+
+Acting = Annotated[audit.Actor, Depends(acting)]

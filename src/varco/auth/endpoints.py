@@ -7,10 +7,11 @@ from typing import Annotated
 from fastapi import Form, Request
 from fastapi.responses import JSONResponse
 
+from varco.audit import service as audit
 from varco.auth import service
 from varco.auth.schemas import OAuthErrorBody, TokenResponse
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
-from varco.core.errors import InvalidRequest, Shape, UnsupportedGrantType, shaped_router
+from varco.core.errors import InvalidGrant, InvalidRequest, Shape, UnsupportedGrantType, shaped_router
 from varco.limits import credentials
 
 router = shaped_router(Shape.OAUTH, tags=["authentication"])  # §2.2
@@ -47,19 +48,25 @@ def signin(
             f"Sensitive parameters are not accepted in the query string ({', '.join(blocked)}); "
             "send them in the form body"
         )
+    actor = audit.actor_of(request)
     if grant_type == "password":
         if not username or not password:
             raise InvalidRequest("The username and password fields are required")
         credentials.refuse_if_guessing(request, username, clock)
         try:
-            issued = service.sign_in(session, username, password, client_id or "", clock, settings)
-        except service.WrongCredentials:
-            credentials.count_failure(request, username, clock)
+            issued = service.sign_in(session, username, password, client_id or "", clock, settings, actor)
+        except InvalidGrant as refused:
+            if isinstance(refused, service.WrongCredentials):
+                credentials.count_failure(request, username, clock)
+            details = {"channel": "api", "reason": service.refusal_code(refused)}
+            audit.record_refused(
+                session, audit.Kind.SIGNIN_FAILED, actor, clock, subject_username=username, details=details
+            )
             raise
     elif grant_type == "refresh_token":
         if not refresh_token:
             raise InvalidRequest("The refresh_token field is required")
-        issued = service.refresh(session, refresh_token, client_id or "", clock, settings)
+        issued = service.refresh(session, refresh_token, client_id or "", clock, settings, actor)
     elif not grant_type:
         raise InvalidRequest(
             "The grant_type field is required (form body, application/x-www-form-urlencoded)"

@@ -8,6 +8,7 @@ from sqlalchemy import bindparam, select
 
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
+from varco.audit import service as audit
 from varco.auth.models import AuthToken
 from varco.core.clock import Clock
 from varco.core.errors import InvalidGrant, Unauthorized
@@ -56,19 +57,43 @@ def verify_credentials(session: UnitOfWork, username: str, password: str) -> Acc
     return account
 
 
+class AccountRefused(InvalidGrant):
+    """The password is right but the account may not use the service now (§1 Access)."""
+
+
 def sign_in(
-    session: UnitOfWork, username: str, password: str, client_id: str, clock: Clock, settings: Settings
+    session: UnitOfWork,
+    username: str,
+    password: str,
+    client_id: str,
+    clock: Clock,
+    settings: Settings,
+    actor: audit.Actor,
 ) -> IssuedToken:
-    """grant_type=password."""
+    """grant_type=password. A refusal raises (WrongCredentials, AccountRefused): the caller audits it
+    with `refusal_code`, in a transaction of its own."""
     account = verify_credentials(session, username, password)
     reason = accounts.refusal_reason(session, account, clock)
     if reason:
-        raise InvalidGrant(reason)
-    return _issue(session, account, client_id, clock, settings)
+        raise AccountRefused(reason)
+    issued = _issue(session, account, client_id, clock, settings)
+    actor, details = actor.signed_in(account), {"channel": "api", "grantId": issued.record.id}
+    audit.record(session, audit.Kind.SIGNIN_SUCCEEDED, actor, clock, subject=account, details=details)
+    return issued
+
+
+def refusal_code(refused: InvalidGrant) -> str:
+    """Why a password check was refused, as the audit trail says it (never the password)."""
+    return "wrong_credentials" if isinstance(refused, WrongCredentials) else "account_refused"
 
 
 def refresh(
-    session: UnitOfWork, refresh_token: str, client_id: str, clock: Clock, settings: Settings
+    session: UnitOfWork,
+    refresh_token: str,
+    client_id: str,
+    clock: Clock,
+    settings: Settings,
+    actor: audit.Actor,
 ) -> IssuedToken:
     """grant_type=refresh_token: a new pair; the old refresh token is used up."""
     now = clock.now()
@@ -87,7 +112,10 @@ def refresh(
     if reason:
         raise InvalidGrant(reason)
     record.refreshed_at = now
-    return _issue(session, account, client_id or record.client_id, clock, settings)
+    issued = _issue(session, account, client_id or record.client_id, clock, settings)
+    actor, details = actor.signed_in(account), {"from": record.id, "to": issued.record.id}  # grant ids
+    audit.record(session, audit.Kind.TOKEN_REFRESHED, actor, clock, subject=account, details=details)
+    return issued
 
 
 # One statement, built once: the token's validity and its account (a bearer check runs on every call).
@@ -114,21 +142,26 @@ def check_credentials(session: UnitOfWork, username: str, password: str, clock: 
     account = verify_credentials(session, username, password)
     reason = accounts.refusal_reason(session, account, clock)
     if reason:
-        raise InvalidGrant(reason)
+        raise AccountRefused(reason)
     return account
 
 
-def revoke_all(session: UnitOfWork, account: Account, clock: Clock) -> int:
+def revoke_all(session: UnitOfWork, account: Account, clock: Clock, actor: audit.Actor = audit.SYSTEM) -> int:
     """Revoke every token of an account (disable, password change)."""
     tokens = session.scalars(
         select(AuthToken).where(AuthToken.account_id == account.id, AuthToken.revoked_at.is_(None))
     ).all()
     for token in tokens:
         token.revoked_at = clock.now()
+    if tokens:
+        details = {"count": len(tokens)}
+        audit.record(session, audit.Kind.TOKENS_REVOKED, actor, clock, subject=account, details=details)
     return len(tokens)
 
 
-def revoke_token(session: UnitOfWork, account: Account, token_id: int, clock: Clock) -> bool:
+def revoke_token(
+    session: UnitOfWork, account: Account, token_id: int, clock: Clock, actor: audit.Actor
+) -> bool:
     """Revoke one of the account's tokens (both its access and refresh token); False when the id
     is not the account's or the token is already revoked."""
     token = session.scalar(
@@ -137,4 +170,6 @@ def revoke_token(session: UnitOfWork, account: Account, token_id: int, clock: Cl
     if token is None or token.revoked_at is not None:
         return False
     token.revoked_at = clock.now()
+    details = {"grantId": token.id}  # the id, never the token
+    audit.record(session, audit.Kind.TOKEN_REVOKED, actor, clock, subject=account, details=details)
     return True

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
+from varco.audit import service as audit
 from varco.callbacks import envelope, fanout, secret_store
 from varco.callbacks.models import CallbackDelivery, CallbackEndpoint
 from varco.callbacks.repository import CallbackRepository
@@ -190,6 +191,8 @@ def give_up(
         "cancelledDeliveries": cancelled,
     }
     events.record(session, owner.id, DISABLED_TYPE, payload, now)
+    details = {"callbackId": endpoint.id, "reason": "retry_window_spent", "count": failed.attempts}
+    audit.record(session, audit.Kind.CALLBACK_DISABLED, audit.SYSTEM, clock, subject=owner, details=details)
     _notify_owner(session, owner, endpoint, failed, cancelled, clock)
     log.warning(
         "callback %s of %s disabled after %s attempts (%s pending cancelled): %s",

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Query, Response
 
-from varco.auth.dependencies import Caller
+from varco.auth.dependencies import Acting, Caller
 from varco.callbacks import feed, service, signing
 from varco.callbacks.examples import DELIVERY_DOC, EXAMPLES
 from varco.callbacks.schemas import (
@@ -67,10 +67,15 @@ def delivered_event(body: EventItem) -> None:  # pragma: no cover - documentatio
     callbacks=receiver.routes,
 )
 def register(
-    body: CallbackCreate, caller: Caller, session: SessionDep, settings: SettingsDep, clock: ClockDep
+    body: CallbackCreate,
+    caller: Caller,
+    actor: Acting,
+    session: SessionDep,
+    settings: SettingsDep,
+    clock: ClockDep,
 ) -> CallbackWithSecret:
     new = service.NewCallback(url=body.url, events=body.events, description=body.description)
-    endpoint, secret = service.register(session, caller, new, settings, clock)
+    endpoint, secret = service.register(session, caller, new, settings, clock, actor)
     return CallbackWithSecret.with_secret(endpoint, secret)
 
 
@@ -86,8 +91,10 @@ def get_callback(callback_id: str, caller: Caller, session: SessionDep) -> Callb
 
 
 @router.delete("/api/v2/callbacks/{callback_id}", status_code=204, summary="Delete a callback endpoint")
-def delete_callback(callback_id: str, caller: Caller, session: SessionDep, clock: ClockDep) -> Response:
-    service.delete(session, caller, service.parse_id(callback_id), clock)
+def delete_callback(
+    callback_id: str, caller: Caller, actor: Acting, session: SessionDep, clock: ClockDep
+) -> Response:
+    service.delete(session, caller, service.parse_id(callback_id), clock, actor)
     return Response(status_code=204)
 
 
@@ -107,8 +114,10 @@ def test_callback(callback_id: str, caller: Caller, session: SessionDep, clock: 
     response_model=CallbackOut,
     summary="Enable a disabled endpoint again (it receives events recorded from now on)",
 )
-def enable_callback(callback_id: str, caller: Caller, session: SessionDep, clock: ClockDep) -> CallbackOut:
-    return CallbackOut.of(service.enable(session, caller, service.parse_id(callback_id), clock))
+def enable_callback(
+    callback_id: str, caller: Caller, actor: Acting, session: SessionDep, clock: ClockDep
+) -> CallbackOut:
+    return CallbackOut.of(service.enable(session, caller, service.parse_id(callback_id), clock, actor))
 
 
 @router.post(
@@ -117,9 +126,15 @@ def enable_callback(callback_id: str, caller: Caller, session: SessionDep, clock
     summary="Replace the signing secret (the new one is shown once)",
 )
 def rotate_secret(
-    callback_id: str, caller: Caller, session: SessionDep, settings: SettingsDep, clock: ClockDep
+    callback_id: str,
+    caller: Caller,
+    actor: Acting,
+    session: SessionDep,
+    settings: SettingsDep,
+    clock: ClockDep,
 ) -> CallbackWithSecret:
-    endpoint, secret = service.rotate_secret(session, caller, service.parse_id(callback_id), settings, clock)
+    callback = service.parse_id(callback_id)
+    endpoint, secret = service.rotate_secret(session, caller, callback, settings, clock, actor)
     return CallbackWithSecret.with_secret(endpoint, secret)
 
 

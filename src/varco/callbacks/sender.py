@@ -20,7 +20,9 @@ import httpx
 from varco import __version__
 from varco.callbacks import signing
 from varco.callbacks.urls import CallbackUrlRefused, Target, resolve
+from varco.core import metrics
 from varco.core.clock import Clock
+from varco.core.logs import current_request_id
 from varco.settings import Settings, get_settings
 
 log = logging.getLogger("varco.callbacks")
@@ -59,10 +61,14 @@ class Outcome:
 
 def post(attempt: Attempt, settings: Settings, clock: Clock) -> Outcome:
     """Send once, within `callback_timeout_seconds` for the whole exchange; never raises (every
-    failure is an Outcome the retry logic can record)."""
+    failure is an Outcome the retry logic can record). The request that caused the event (the id
+    the delivery job carries, core/jobs.py) goes along as X-Request-ID."""
+    request_id = current_request_id.get()
     try:
         target = resolve(attempt.url, settings)  # again at each attempt: DNS or the rules may have changed
-        outcome = _loop.run(_send(attempt, target, settings, clock), settings.callback_timeout_seconds)
+        outcome = _loop.run(
+            _send(attempt, target, settings, clock, request_id), settings.callback_timeout_seconds
+        )
     except CallbackUrlRefused as exc:
         outcome = Outcome(None, f"refused: {exc}")
     except TimeoutError:
@@ -72,7 +78,24 @@ def post(attempt: Attempt, settings: Settings, clock: Clock) -> Outcome:
         outcome = Outcome(None, f"request not sent: {type(exc).__name__}: {exc}")
     if outcome.error is not None:  # what a receiver answered is stored: no NUL, no control characters
         outcome = Outcome(outcome.status_code, outcome.error.translate(_CONTROL)[:ERROR_CHARS].strip())
+    result = _result(outcome)
+    metrics.count(metrics.CALLBACK_DELIVERIES, result)
+    fields = {"delivery_id": attempt.delivery_id, "delivery_attempt": attempt.number, "result": result}
+    log.info("callback delivery", extra={**fields, "status_code": outcome.status_code})
     return outcome
+
+
+def _result(outcome: Outcome) -> str:
+    """delivered (2xx), rejected (another status), timeout, refused (the address, by our rules),
+    or error (no answer: connection refused, TLS, ...)."""
+    if outcome.delivered:
+        return "delivered"
+    if outcome.status_code is not None:
+        return "rejected"
+    error = outcome.error or ""
+    if error.startswith("timeout"):
+        return "timeout"
+    return "refused" if error.startswith("refused:") else "error"
 
 
 class _Loop:
@@ -135,7 +158,9 @@ def _tls_context(extra_cas: Path | None) -> ssl.SSLContext:
 _loop = _Loop()
 
 
-async def _send(attempt: Attempt, target: Target, settings: Settings, clock: Clock) -> Outcome:
+async def _send(
+    attempt: Attempt, target: Target, settings: Settings, clock: Clock, request_id: str
+) -> Outcome:
     """POST to the first checked address that accepts the connection (localhost may be ::1 and
     127.0.0.1, the receiver listening on one): a refused connection has sent nothing yet."""
     timeout = settings.callback_timeout_seconds
@@ -150,6 +175,8 @@ async def _send(attempt: Attempt, target: Target, settings: Settings, clock: Clo
                 signing.EVENT_TYPE_HEADER: attempt.event_type,
             }
         )
+        if request_id != "-":
+            headers["X-Request-ID"] = request_id
         client = _loop.client_for(target.host)
         try:
             async with client.stream(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from varco.accounts.models import Account
+from varco.audit import service as audit
 from varco.callbacks import delivery, secret_store, urls
 from varco.callbacks.models import CallbackDelivery, CallbackEndpoint
 from varco.callbacks.repository import CallbackRepository
@@ -54,7 +56,12 @@ def _event_kinds(events: list[str] | None) -> list[str]:
 
 
 def register(
-    session: UnitOfWork, owner: Account, new: NewCallback, settings: Settings, clock: Clock
+    session: UnitOfWork,
+    owner: Account,
+    new: NewCallback,
+    settings: Settings,
+    clock: Clock,
+    actor: audit.Actor = audit.SYSTEM,
 ) -> tuple[CallbackEndpoint, str]:
     """Register an endpoint; the secret is returned here and never again."""
     repo = CallbackRepository(session)
@@ -82,6 +89,8 @@ def register(
             updated_at=now,
         )
     )
+    details = {"callbackId": endpoint.id, "host": urlsplit(url).hostname, "events": kinds}
+    audit.record(session, audit.Kind.CALLBACK_CREATED, actor, clock, subject=owner, details=details)
     return endpoint, secret
 
 
@@ -105,23 +114,34 @@ def _move(endpoint: CallbackEndpoint, event: EndpointEvent, clock: Clock) -> Non
     endpoint.updated_at = clock.now()
 
 
-def delete(session: UnitOfWork, owner: Account, callback_id: int, clock: Clock) -> None:
+def delete(session: UnitOfWork, owner: Account, callback_id: int, clock: Clock, actor: audit.Actor) -> None:
     """Delete an endpoint: nothing more is sent to it (pending deliveries are cancelled)."""
     endpoint = get_owned(session, owner, callback_id, for_update=True)
     _move(endpoint, EndpointEvent.DELETE, clock)
     CallbackRepository(session).cancel_pending(endpoint.id, "endpoint deleted")
+    details = {"callbackId": endpoint.id}
+    audit.record(session, audit.Kind.CALLBACK_DELETED, actor, clock, subject=owner, details=details)
 
 
-def enable(session: UnitOfWork, owner: Account, callback_id: int, clock: Clock) -> CallbackEndpoint:
+def enable(
+    session: UnitOfWork, owner: Account, callback_id: int, clock: Clock, actor: audit.Actor
+) -> CallbackEndpoint:
     """Turn a disabled endpoint back on: it receives events recorded from now on."""
     endpoint = get_owned(session, owner, callback_id, for_update=True)
     _move(endpoint, EndpointEvent.ENABLE, clock)
     endpoint.disabled_reason = endpoint.disabled_at = None
+    details = {"callbackId": endpoint.id}
+    audit.record(session, audit.Kind.CALLBACK_ENABLED, actor, clock, subject=owner, details=details)
     return endpoint
 
 
 def rotate_secret(
-    session: UnitOfWork, owner: Account, callback_id: int, settings: Settings, clock: Clock
+    session: UnitOfWork,
+    owner: Account,
+    callback_id: int,
+    settings: Settings,
+    clock: Clock,
+    actor: audit.Actor,
 ) -> tuple[CallbackEndpoint, str]:
     """A new secret (shown once); deliveries are signed with it from now on."""
     endpoint = get_owned(session, owner, callback_id, for_update=True)
@@ -129,6 +149,8 @@ def rotate_secret(
     endpoint.secret_encrypted = secret_store.encrypt(secret, settings)
     endpoint.secret_hint = secret_store.hint(secret)
     endpoint.updated_at = clock.now()
+    details = {"callbackId": endpoint.id}  # never the secret, nor its hint
+    audit.record(session, audit.Kind.CALLBACK_SECRET_ROTATED, actor, clock, subject=owner, details=details)
     return endpoint, secret
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import Header, Request, Response
+from typing import Annotated
+
+from fastapi import Header, Path, Request, Response
 
 from varco.auth.dependencies import Caller
 from varco.comfin import service
@@ -14,11 +16,16 @@ from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import shaped_router
 
 router = shaped_router(too_large_code="AR03", tags=["financial communications"])  # §7.4
+# §4.2 names the path parameter requestId.
+RequestId = Annotated[
+    str, Path(alias="requestId", description="The requestId answered by POST /api/v2/comfin (§2.7)")
+]
 
 
 @router.post(
     "/api/v2/comfin",
     response_model=CreateResponse,
+    summary="Send a financial-communication request to the Exchange System",
     openapi_extra={"parameters": [idempotency.OPENAPI_PARAMETER]},
     responses={409: {"description": "Idempotency-Key reused for another request (errorCode 0409)"}},
 )
@@ -46,15 +53,20 @@ def create(
     return result
 
 
-@router.get("/api/v2/comfin/{request_id}", response_model=InfoResponse)
-def info(request_id: str, caller: Caller, session: SessionDep) -> InfoResponse:
+@router.get(
+    "/api/v2/comfin/{requestId}",
+    response_model=InfoResponse,
+    summary="Query the state of a financial-communication request",
+)
+def info(request_id: RequestId, caller: Caller, session: SessionDep) -> InfoResponse:
     found = service.get_visible(session, caller, request_id)
     return InfoResponse(**info_fields(found, service.notify_result(session, found)))  # type: ignore[arg-type]
 
 
 @router.get(
-    "/api/v2/comfin/{request_id}/pdd",
+    "/api/v2/comfin/{requestId}/pdd",
     response_class=Response,
+    summary="Download the preservation package of a financial-communication request",
     responses={
         200: {"content": {"application/zip": {}}},
         206: {"description": "A byte range"},
@@ -63,7 +75,10 @@ def info(request_id: str, caller: Caller, session: SessionDep) -> InfoResponse:
     },
 )
 def pdd(
-    request_id: str, caller: Caller, session: SessionDep, range_: str | None = Header(None, alias="Range")
+    request_id: RequestId,
+    caller: Caller,
+    session: SessionDep,
+    range_: str | None = Header(None, alias="Range"),
 ) -> Response:
     name, content = service.package_of(session, caller, request_id)
     return zip_download(name, content, range_)

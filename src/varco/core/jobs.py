@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import Token
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
@@ -24,11 +26,13 @@ from typing import Any
 
 from huey import Huey, MemoryHuey, RedisHuey
 from huey.storage import SqliteStorage
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 
+from varco.core import metrics
 from varco.core.clock import Clock, current_clock
 from varco.core.db import append_row, detached_row, unit_of_work
 from varco.core.dialects import per_dialect
+from varco.core.logs import current_job, current_request_id, new_request_id
 from varco.core.models import JobRow
 from varco.core.uow import UnitOfWork
 from varco.settings import get_settings
@@ -40,6 +44,9 @@ Reconciler = Callable[[], object]
 MAX_ATTEMPTS = 10
 _RESEND_PER_RUN = 1000  # lost wake-ups re-sent by one reconciler run; the next minute sends more
 _WAKE_UPS = "jobs: wake-ups"  # the after-commit hook that sends them
+# The request that caused a job, kept in its arguments (handlers never see it): its log lines, the
+# jobs it enqueues and the callbacks it sends carry that request's id (docs/operations.md).
+REQUEST_ID_ARG = "_request_id"
 
 
 @dataclass(frozen=True)
@@ -130,9 +137,10 @@ def enqueue(
     `append_row`); a key seen before returns that job's row."""
     task.check(args)
     now = (clock or current_clock()).now()
+    request_id = current_request_id.get()
     values = {
         "name": task.name,
-        "args": args,
+        "args": args if request_id == "-" else {**args, REQUEST_ID_ARG: request_id},
         "key": key,
         "status": "pending",
         "attempts": 0,
@@ -149,6 +157,7 @@ def enqueue(
         if row_id is None:
             return uow.get_one(JobRow, uow.scalar(_ID_BY_KEY, {"key": key}))
         row = detached_row(JobRow, values, row_id)
+    metrics.count_on_commit(uow, metrics.JOBS, task.name, "enqueued")
     if delay is None:
         _wake(uow, row.id)
     return row
@@ -277,6 +286,9 @@ def wait_for_wake_ups() -> None:
 def run_job(job_id: int) -> str:
     """Run one job row if it is still pending and due. Returns its status afterwards."""
     clock = current_clock()
+    started = time.perf_counter()
+    attempt: dict[str, Any] | None = None  # the job's log fields, once it runs
+    bound: tuple[Token[str], Token[Mapping[str, Any] | None]] | None = None
     try:
         with unit_of_work() as uow:
             row = uow.execute(_CLAIM, {"job_id": job_id}).first()  # Core: no ORM load per job
@@ -284,13 +296,21 @@ def run_job(job_id: int) -> str:
                 return row.status if row else "missing"
             if row.run_after > clock.now():
                 return "pending"  # not due: the reconciler sends it again when it is
+            args = dict(row.args)
+            attempt = {"kind": row.name, "job_id": job_id, "attempt": row.attempts + 1}
+            # The request that caused it; a job nothing caused gets an id of its own, which the
+            # jobs and callbacks it causes carry in turn.
+            request_id = args.pop(REQUEST_ID_ARG, None) or new_request_id()
+            bound = current_request_id.set(request_id), current_job.set(attempt)
+            metrics.count(metrics.JOBS, row.name, "started")
             # A first attempt never failed nor was re-sent by the reconciler (e.g. after a crash).
             first = row.attempts == 0 and row.sent_at == row.created_at
             uow.running = "first attempt" if first else "retry"
-            _registry.handler(row.name)(uow, dict(row.args), clock)
+            _registry.handler(row.name)(uow, args, clock)
             _run_follow_ons(uow, clock)
             uow.execute(_DONE, {"job_id": job_id, "now": clock.now()})
-            return "done"
+        _ended(attempt, "succeeded", started)
+        return "done"
     except Exception as exc:  # recorded on the row, retried by the reconciler
         log.exception("job %s failed", job_id)
         with unit_of_work() as session:
@@ -303,7 +323,35 @@ def run_job(job_id: int) -> str:
                 row.status, row.finished_at = "failed", clock.now()
             elif isinstance(exc, FollowOnFailed):  # the retry, without it, may well succeed: now
                 _wake(session, job_id)
-            return row.status
+            status = row.status
+        if attempt is not None:
+            _ended(attempt, "failed" if status == "failed" else "retried", started)
+        return status
+    finally:
+        if bound is not None:
+            current_request_id.reset(bound[0])
+            current_job.reset(bound[1])
+
+
+def _ended(attempt: dict[str, Any] | None, outcome: str, started: float) -> None:
+    """The job's metrics and its log line (kind, id, attempt, duration, outcome)."""
+    if attempt is None:
+        return
+    seconds = time.perf_counter() - started
+    metrics.count(metrics.JOBS, attempt["kind"], outcome)
+    metrics.observe(metrics.JOB_DURATION, seconds, attempt["kind"])
+    level = logging.INFO if outcome == "succeeded" else logging.WARNING
+    log.log(level, "job", extra={"duration_ms": round(seconds * 1000, 2), "outcome": outcome})
+
+
+def oldest_pending(session: UnitOfWork, clock: Clock) -> tuple[int, float]:
+    """Due jobs not yet done, and how long the oldest has been due, in seconds (/metrics)."""
+    now = clock.now()
+    due = select(func.count(), func.min(_JOBS.c.run_after)).where(
+        _JOBS.c.status == "pending", _JOBS.c.run_after <= now
+    )
+    pending, since = session.execute(due).one()
+    return int(pending or 0), (now - since).total_seconds() if since is not None else 0.0
 
 
 def reconcile(clock: Clock | None = None, stale_after: timedelta | None = None) -> list[int]:

@@ -75,9 +75,11 @@ class Scheduler:
         self._thread.start()
         log.info("scheduler started: periodic work once per %s across all workers", self.interval)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 30) -> None:
+        """No more ticks; wait up to `timeout` seconds for one in progress (0: do not wait)."""
         self._stop.set()
-        self._thread.join(timeout=30)
+        if self._thread.is_alive():
+            self._thread.join(timeout=timeout)
 
     def _run(self) -> None:
         seconds = self.interval.total_seconds()

@@ -33,6 +33,7 @@ log = logging.getLogger("varco.uow")
 
 T = TypeVar("T")
 H = TypeVar("H", bound=Callable[["UnitOfWork"], None])
+A = TypeVar("A", bound=Callable[[], None])
 
 
 class Fact(Generic[T]):
@@ -73,9 +74,10 @@ class UnitOfWork(Session):
         registered under the key (a hook may be an object that gathers what it will check)."""
         return self._before.setdefault(hook if key is None else key, hook)  # type: ignore[return-value]
 
-    def on_commit(self, hook: Callable[[], None], *, key: Hashable | None = None) -> None:
-        """Run `hook()` after this transaction's COMMIT succeeded (once per key); never raises."""
-        self._after.setdefault(hook if key is None else key, hook)
+    def on_commit(self, hook: A, *, key: Hashable | None = None) -> A:
+        """Run `hook()` after this transaction's COMMIT succeeded (once per key); never raises.
+        Returns the hook registered under the key (one that gathers, as `before_commit`)."""
+        return self._after.setdefault(hook if key is None else key, hook)  # type: ignore[return-value]
 
     def commit(self) -> None:
         while self._before:  # in registration order; a hook may register others

@@ -1,12 +1,24 @@
 """Running huey consumers: standalone (`varco worker`) or inside `varco serve` (embedded mode).
 Each worker process also runs the scheduler thread (core/scheduler.py): periodic work is not a
-huey periodic task, so it runs once per minute across processes and never waits behind a backlog."""
+huey periodic task, so it runs once per minute across processes and never waits behind a backlog.
+
+Graceful shutdown (docs/operations.md, Shutdown): at SIGTERM the workers take no new job and the
+scheduler no new tick; the jobs running get VARCO_SHUTDOWN_TIMEOUT, counted from the signal, to
+finish, then the process exits 0. A job still running then ends with the process, as in a crash:
+its transaction never committed, so its row is still pending and the reconciler sends its wake-up
+again once it is VARCO_STALE_JOB_AFTER old (a callback attempt whose POST was cut off: its lease
+expires and the delivery is sent again). Nothing is lost; handlers are idempotent.
+"""
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
+from typing import Any
 
-from huey.consumer import Consumer
+from huey import Huey
+from huey.consumer import Consumer, Worker
 
 from varco.core.jobs import JobQueue
 from varco.core.scheduler import Scheduler
@@ -14,15 +26,102 @@ from varco.core.scheduler import Scheduler
 log = logging.getLogger("varco.worker")
 
 
+class _Worker(Worker):
+    """huey's worker, but a wake-up taken after the stop flag was set goes back to the queue instead
+    of running (Redis's blocking read returns one up to a second after the signal): a stopping
+    worker takes no new job. It also knows the job it runs, for the shutdown's report."""
+
+    running: Any = None  # the huey task being executed
+
+    def loop(self, now: Any = None) -> None:  # huey's Worker.loop, without max_tasks (unused)
+        try:
+            task = self.huey.dequeue()
+        except Exception:
+            self._logger.exception("Error reading from queue")
+            self.sleep()
+            return
+        if task is None:
+            if not self.huey.storage.blocking:
+                self.sleep()
+            return
+        if self.stop_flag.is_set():
+            self.huey.enqueue(task)  # for the next worker to start
+            return
+        self.delay = self.default_delay
+        self.running = task
+        try:
+            self.huey.execute(task, now)
+        except Exception:
+            self._logger.exception("Unhandled error during execution of task %s.", task.id)
+        finally:
+            self.running = None
+
+
+class _Consumer(Consumer):
+    """huey's consumer with our worker; `on_stop` runs when it is told to stop (the scheduler stops
+    ticking at once, not after the running jobs)."""
+
+    worker_class = _Worker
+
+    def __init__(self, huey: Huey, on_stop: Callable[[], None], **options: Any) -> None:
+        self._on_stop = on_stop
+        self.since: float | None = None  # time.monotonic() of the stop signal
+        self.deadline: float | None = None  # by which the running jobs must end
+        super().__init__(huey, **options)
+
+    def start_deadline(self, seconds: float) -> None:
+        """The running jobs have `seconds` from now; only the first call counts (the signal's)."""
+        if self.deadline is None:
+            self.since = time.monotonic()
+            self.deadline = self.since + seconds
+
+    def stop(self, graceful: bool = False) -> None:
+        self.start_deadline((self.shutdown_timeout or 0) if graceful else 0)
+        self._on_stop()
+        log.info(
+            "stopping: no new jobs; those running have %.0f s to finish (VARCO_SHUTDOWN_TIMEOUT)",
+            max(self.deadline - time.monotonic(), 0),
+        )
+        super().stop(graceful)
+
+    def left(self) -> float:
+        """Seconds left before the deadline (0 when past it, or not stopping)."""
+        return max(self.deadline - time.monotonic(), 0) if self.deadline is not None else 0
+
+    def report(self) -> None:
+        """Say how the shutdown went: every job finished, or which were cut off."""
+        cut = [
+            worker.running.args[0] if worker.running.args else worker.running.id
+            for worker, thread in self.worker_threads
+            if thread.is_alive() and worker.running is not None
+        ]
+        if cut:
+            log.warning(
+                "worker stopped: jobs %s still running %.0f s after the signal, cut off; their rows stay "
+                "pending and the reconciler runs them again",
+                cut,
+                time.monotonic() - (self.since or 0),
+            )
+        else:
+            log.info("worker stopped: every running job finished")
+
+
 class EmbeddedWorker:
     """Huey worker threads started without the consumer's signal handlers, which belong to
-    uvicorn when we run inside `varco serve`; and the scheduler."""
+    uvicorn when we run inside `varco serve`; and the scheduler. `begin_stop` at the signal,
+    `stop` after uvicorn has drained the requests (the lifespan's shutdown)."""
 
-    def __init__(self, queue: JobQueue, workers: int = 2) -> None:
-        self.consumer: Consumer = queue.huey.create_consumer(
-            workers=workers, worker_type="thread", periodic=False, check_worker_health=False
-        )
+    def __init__(self, queue: JobQueue, workers: int = 2, shutdown_timeout: float = 30) -> None:
         self.scheduler = Scheduler()
+        self.consumer = _Consumer(
+            queue.huey,
+            lambda: self.scheduler.stop(timeout=0),
+            workers=workers,
+            worker_type="thread",
+            periodic=False,
+            check_worker_health=False,
+        )
+        self.timeout = shutdown_timeout
 
     def start(self) -> None:
         self.consumer.scheduler.start()  # huey's own (delayed messages); `stop` joins it
@@ -31,15 +130,38 @@ class EmbeddedWorker:
         self.scheduler.start()
         log.info("embedded worker started with %d threads", len(self.consumer.worker_threads))
 
+    def begin_stop(self) -> None:
+        """No new job, no new tick, from now on; the deadline starts. Called in uvicorn's signal
+        handler: it only sets flags (no logging, no waiting)."""
+        self.consumer.start_deadline(self.timeout)
+        self.consumer.stop_flag.set()
+        self.scheduler.stop(timeout=0)
+
     def stop(self) -> None:
-        self.scheduler.stop()
+        """Wait for the running jobs until the deadline (what the request drain left of it)."""
+        self.begin_stop()
+        self.consumer.shutdown_timeout = self.consumer.left()
         self.consumer.stop(graceful=True)
+        self.scheduler.stop(timeout=self.consumer.left())
+        self.consumer.report()
 
 
-def run_standalone(queue: JobQueue, workers: int) -> None:
+def run_standalone(queue: JobQueue, workers: int, shutdown_timeout: float = 30) -> None:
+    """`varco worker` until a signal: SIGTERM is graceful (huey's default is SIGINT), a second
+    SIGTERM or a SIGINT stops at once (the jobs cut off are run again, as after a crash)."""
     scheduler = Scheduler()
+    consumer = _Consumer(
+        queue.huey,
+        lambda: scheduler.stop(timeout=0),
+        workers=workers,
+        worker_type="thread",
+        periodic=False,
+        graceful_signal="TERM",
+        shutdown_timeout=shutdown_timeout,
+    )
     scheduler.start()
     try:
-        queue.huey.create_consumer(workers=workers, worker_type="thread", periodic=False).run()
+        consumer.run()
     finally:
-        scheduler.stop()
+        scheduler.stop(timeout=consumer.left())
+    consumer.report()

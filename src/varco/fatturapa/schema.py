@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from itertools import islice
 from pathlib import Path
@@ -13,6 +14,7 @@ from lxml import etree
 
 from varco.fatturapa.findings import Finding
 from varco.fatturapa.parsing import xpath_of
+from varco.fatturapa.schema_messages import Explanation, XsdModel, explain_errors, load_model
 
 NS_ORDINARY = "http://ivaservizi.agenziaentrate.gov.it/docs/xsd/fatture/v1.2"
 NS_SIMPLIFIED = "http://ivaservizi.agenziaentrate.gov.it/docs/xsd/fatture/v1.0"
@@ -99,8 +101,15 @@ def declared_format(root: etree._Element) -> str | None:
     return versione if spec is not None and versione in spec.formats else None
 
 
+@cache
+def xsd_model(file: str) -> XsdModel:
+    """The element types and simple types of a packaged XSD, for the messages (read once)."""
+    return load_model((_XSD_DIR / file).read_bytes())
+
+
 def validate_schema(root: etree._Element) -> list[Finding]:
-    """0092 findings, one per XSD error, each with the element, its line and its path."""
+    """0092 findings, one per XSD failure, in plain words (schema_messages): what is wrong, the
+    line, the path of the offending element (of the parent, for a missing one), and a fix hint."""
     schema = schema_for(root.tag)
     if schema is None:
         expected = " or ".join(SCHEMAS)
@@ -116,9 +125,11 @@ def validate_schema(root: etree._Element) -> list[Finding]:
         ]
     if schema.validate(root.getroottree()):
         return []
-    label = SCHEMAS[root.tag].label
+    spec = SCHEMAS[root.tag]
+    label = spec.label
     log = schema.error_log
-    findings = [_finding(entry, label) for entry in islice(log, MAX_XSD_FINDINGS)]
+    explained = explain_errors(islice(log, MAX_XSD_FINDINGS), root, xsd_model(spec.file))
+    findings = [_finding(explanation, label) for explanation in explained]
     if len(log) > MAX_XSD_FINDINGS:
         findings.append(
             Finding(
@@ -131,13 +142,13 @@ def validate_schema(root: etree._Element) -> list[Finding]:
     return findings
 
 
-def _finding(entry: etree._LogEntry, label: str) -> Finding:
-    body = _BODY.search(entry.path or "")
+def _finding(explanation: Explanation, label: str) -> Finding:
+    body = _BODY.search(explanation.xpath or "")
     return Finding(
         code="0092",
-        message=f"{label} XSD: line {entry.line}: {entry.message}",
+        message=f"{label} XSD: line {explanation.line}: {explanation.message}",
         stage="sync",
-        xpath=entry.path or None,
+        xpath=explanation.xpath or None,
         body=int(body.group(1) or 1) if body else None,
-        hint=f"Make the element match the {label} schema (order, spelling, format, cardinality).",
+        hint=explanation.hint or f"Make the element match the {label} schema.",
     )

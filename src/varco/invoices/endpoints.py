@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Awaitable
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
+from starlette.exceptions import HTTPException
 
 from varco.auth.dependencies import authenticated
-from varco.core import idempotency
+from varco.core import idempotency, metrics
 from varco.core.bodies import carries_file
 from varco.core.clock import current_clock
 from varco.core.db import reading
 from varco.core.deps import SessionDep
-from varco.core.errors import Shape, request_id, shaped_router
+from varco.core.errors import Shape, VarcoError, request_id, shaped_router
+from varco.core.requests import annotate
 from varco.core.turns import run_writing
 from varco.core.uow import UnitOfWork
 from varco.invoices.schemas import UploadRequest, UploadResult
@@ -22,7 +24,6 @@ from varco.invoices.service import Upload, UploadRefused, check_upload, store_up
 from varco.settings import get_settings
 
 router = shaped_router(Shape.UPLOAD, tags=["invoice transmission"])  # §2.8
-log = logging.getLogger("varco.upload")
 
 # Bodies up to this size are checked on the event loop when the database is free (core/turns.py):
 # a few milliseconds at most. Typical invoices weigh 5-30 KB; larger files go to the threadpool.
@@ -84,7 +85,7 @@ def _upload(request: Request, raw: bytes, signed: bool, session: UnitOfWork) -> 
     if key:
         idempotency.answered(session, caller.id, route, key, result.model_dump())
     session.commit()  # here, not after the response is built: on SQLite this frees the write lock sooner
-    log.info("upload accepted: %s by %s (dry run %s)", accepted.filename, caller.username, upload.dry_run)
+    annotate(request.scope, file_name=accepted.filename, dry_run=upload.dry_run)  # in the request's line
     return result
 
 
@@ -125,8 +126,7 @@ _BODY = {
 )
 @carries_file
 async def upload(request: Request, session: SessionDep) -> UploadResult:
-    raw = await request.body()
-    return await run_writing(session, _upload, request, raw, False, session, brief=_brief(raw))
+    return await _counted(_read_and_upload(request, session, signed=False))
 
 
 @router.post(
@@ -138,5 +138,32 @@ async def upload(request: Request, session: SessionDep) -> UploadResult:
 )
 @carries_file
 async def upload_signed(request: Request, session: SessionDep) -> UploadResult:
+    return await _counted(_read_and_upload(request, session, signed=True))
+
+
+async def _read_and_upload(request: Request, session: UnitOfWork, *, signed: bool) -> UploadResult:
     raw = await request.body()
-    return await run_writing(session, _upload, request, raw, True, session)
+    brief = not signed and _brief(raw)
+    return await run_writing(session, _upload, request, raw, signed, session, brief=brief)
+
+
+async def _counted(upload: Awaitable[UploadResult]) -> UploadResult:
+    """The upload's outcome by the errorCode its answer carries (/metrics): 0000 accepted, the
+    §7.2 code of a refused file, 0033 too large, 0429 a limit, `unauthorized` without a token."""
+    try:
+        result = await upload
+    except Exception as exc:
+        metrics.count(metrics.UPLOADS, _code_of(exc))
+        raise
+    metrics.count(metrics.UPLOADS, result.errorCode)
+    return result
+
+
+def _code_of(exc: Exception) -> str:
+    if isinstance(exc, VarcoError):
+        return exc.code
+    if isinstance(exc, RequestValidationError):
+        return "0002"
+    if isinstance(exc, HTTPException) and exc.status_code == 413:  # the body limit (core/bodies.py)
+        return "0033"
+    return "0001"

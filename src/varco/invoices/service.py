@@ -15,7 +15,7 @@ from sqlalchemy.exc import OperationalError
 from varco import fatturapa
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
-from varco.core import blobs, jobs
+from varco.core import blobs, jobs, metrics
 from varco.core.clock import Clock
 from varco.core.db import append_row, reading
 from varco.core.errors import VarcoError
@@ -286,6 +286,7 @@ def apply_event(
         return invoice, False
     invoice.state = target.value
     invoice.updated_at = now
+    metrics.count_on_commit(session, metrics.INVOICE_STATES, target.name)
     if sdi_errors is not None:
         invoice.sdi_errors = sdi_errors
     events.record(
@@ -345,6 +346,7 @@ def record_initial_state(session: UnitOfWork, invoice: Invoice, now: datetime) -
         "at": now,
     }
     append_row(session, InvoiceTransition, values)
+    metrics.count_on_commit(session, metrics.INVOICE_STATES, InvoiceState(invoice.state).name)
 
 
 def add_notification(

@@ -10,6 +10,7 @@ from fastapi import Header, Request, Response
 from fastapi.responses import JSONResponse
 
 from varco.accounts.models import Account
+from varco.audit import service as audit
 from varco.auth import service as auth
 from varco.auth.dependencies import bearer_token
 from varco.comfin import service
@@ -19,7 +20,7 @@ from varco.comfin.schemas import info_fields, result_text
 from varco.core.bodies import carries_file
 from varco.core.clock import Clock
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
-from varco.core.errors import OAuthError, Unauthorized, VarcoError, shaped_router
+from varco.core.errors import InvalidGrant, OAuthError, Unauthorized, VarcoError, shaped_router
 from varco.legacy.schemas import (
     CreateTransmission,
     CreateTransmissionResult,
@@ -48,8 +49,18 @@ def _account(request: Request, body: V1Credentials, session: SessionDep, clock: 
             credentials.refuse_if_guessing(request, body.userName, clock)  # 429, as for sign-in
             try:
                 account = auth.check_credentials(session, body.userName, body.password, clock)
-            except auth.WrongCredentials:
-                credentials.count_failure(request, body.userName, clock)
+            except InvalidGrant as refused:
+                if isinstance(refused, auth.WrongCredentials):
+                    credentials.count_failure(request, body.userName, clock)
+                details = {"channel": "v1", "reason": auth.refusal_code(refused)}
+                audit.record_refused(
+                    session,
+                    audit.Kind.SIGNIN_FAILED,
+                    audit.actor_of(request),
+                    clock,
+                    subject_username=body.userName,
+                    details=details,
+                )
                 raise
         elif (token := bearer_token(request)) is not None:
             account = auth.authenticate(session, token, clock)
@@ -62,7 +73,11 @@ def _account(request: Request, body: V1Credentials, session: SessionDep, clock: 
     return account
 
 
-@router.post("/CreateTransmissionRequest", response_model=CreateTransmissionResult)
+@router.post(
+    "/CreateTransmissionRequest",
+    response_model=CreateTransmissionResult,
+    summary="Create communication (version 1): send a request to the Exchange System",
+)
 @carries_file
 def create_transmission(
     body: CreateTransmission, request: Request, session: SessionDep, clock: ClockDep, settings: SettingsDep
@@ -80,7 +95,11 @@ def create_transmission(
     return CreateTransmissionResult(errorCode="", errorDescription="", requestID=created.request_id)
 
 
-@router.post("/GetTransmissionInfoRequest", response_model=TransmissionInfo)
+@router.post(
+    "/GetTransmissionInfoRequest",
+    response_model=TransmissionInfo,
+    summary="Communication status (version 1): query a request's state",
+)
 def transmission_info(
     body: TransmissionQuery, request: Request, session: SessionDep, clock: ClockDep
 ) -> TransmissionInfo:
@@ -114,6 +133,7 @@ def transmission_info(
 @router.post(
     "/pdd",
     response_class=Response,
+    summary="Preservation package (version 1): download a request's preservation package",
     responses={200: {"content": {"application/zip": {}}}, 206: {}, 401: {}, 404: {}, 416: {}},
 )
 def pdd(

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from sqlalchemy import bindparam, select
 
 from varco.accounts.models import Account
+from varco.audit import service as audit
 from varco.core.clock import Clock, current_clock
 from varco.core.errors import BadRequest
 from varco.core.uow import UnitOfWork
@@ -153,7 +154,7 @@ def refuse_if_locked(session: UnitOfWork, payer: Account, settings: Settings, cl
     )
 
 
-def unlock(session: UnitOfWork, account: Account, operator: str, clock: Clock) -> AnnualLock:
+def unlock(session: UnitOfWork, account: Account, operator: audit.Actor, clock: Clock) -> AnnualLock:
     """Lift the annual lock of this year (operator); it holds until the limit changes or the year ends."""
     now = clock.now()
     lock = active_lock(session, account.id, now.year)
@@ -167,15 +168,27 @@ def unlock(session: UnitOfWork, account: Account, operator: str, clock: Clock) -
             )
         lock = AnnualLock(account_id=account.id, year=now.year, annual_limit=limit, used=used, locked_at=now)
         session.add(lock)
-    lock.unlocked_at, lock.unlocked_by = now, operator
+    lock.unlocked_at, lock.unlocked_by = now, operator.username
     session.flush()
+    details = {"year": lock.year, "count": lock.used, "tier": account.tier}
+    audit.record(session, audit.Kind.UNLOCKED, operator, clock, subject=account, details=details)
     return lock
 
 
-def set_tier(session: UnitOfWork, account: Account, tier: int, settings: Settings, clock: Clock) -> None:
+def set_tier(
+    session: UnitOfWork,
+    account: Account,
+    tier: int,
+    settings: Settings,
+    clock: Clock,
+    operator: audit.Actor,
+) -> None:
     """Change the tier (§8.2): a higher annual limit lifts the lock, a lower one already reached locks now."""
     if tier not in settings.tiers:
         raise BadRequest(f"invalid tier {tier}: choose one of {sorted(settings.tiers)}")
+    if account.tier != tier:
+        details = {"from": account.tier, "to": tier}
+        audit.record(session, audit.Kind.TIER_CHANGED, operator, clock, subject=account, details=details)
     account.tier = tier
     now = clock.now()
     used = used_transmissions(session, account.id, now.year)

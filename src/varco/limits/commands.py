@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import getpass
 from typing import Annotated
 
 import typer
 
 
-def _operator() -> str:
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):  # no user name in a bare container
-        return "cli"
-
-
 def users_unlock(username: str) -> None:
     """Lift the annual lock (§8.4) of an account for this year."""
     from varco.accounts import service as accounts
+    from varco.audit import service as audit
     from varco.cli_support import cli_errors, prepare_database
     from varco.core.clock import current_clock
     from varco.core.db import unit_of_work
@@ -26,7 +19,7 @@ def users_unlock(username: str) -> None:
     prepare_database()
     with cli_errors(), unit_of_work() as session:
         account = accounts.get_by_username(session, username)
-        lock = annual.unlock(session, account, _operator(), current_clock())
+        lock = annual.unlock(session, account, audit.CLI, current_clock())
         text = (
             f"unlocked {username}: {lock.used} of {lock.annual_limit} transmissions in {lock.year}; "
             "transmissions are accepted again"
@@ -40,6 +33,7 @@ def users_set_tier(
 ) -> None:
     """Set the tier of an account (§8.2): its hourly and annual limits."""
     from varco.accounts import service as accounts
+    from varco.audit import service as audit
     from varco.cli_support import cli_errors, prepare_database, settings_or_exit
     from varco.core.clock import current_clock
     from varco.core.db import unit_of_work
@@ -50,7 +44,7 @@ def users_set_tier(
     clock = current_clock()
     with cli_errors(), unit_of_work() as session:
         account = accounts.get_by_username(session, username)
-        annual.set_tier(session, account, tier, settings, clock)
+        annual.set_tier(session, account, tier, settings, clock, audit.CLI)
         year = clock.now().year
         hourly, yearly = settings.tiers[tier]
         used = annual.used_transmissions(session, account.id, year)

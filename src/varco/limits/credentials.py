@@ -48,7 +48,9 @@ def refuse_if_guessing(request: Request, username: str | None, clock: Clock) -> 
             log.warning("password checks refused for %s: %d failures", key.split(":", 2)[1], decision.count)
             minutes = settings.credential_failures_window.total_seconds() / 60
             raise rate_limited(
-                f"Too many failed sign-ins: at most {limit} in {minutes:g} minutes", decision.retry_after_s
+                f"Too many failed sign-ins: at most {limit} in {minutes:g} minutes",
+                decision.retry_after_s,
+                limit="credentials",
             )
 
 

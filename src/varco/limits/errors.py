@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from varco.core import metrics
 from varco.core.errors import VarcoError
 
 # Contract silent on a rate-limit code (§7.1 gives only the status): one code for both rate
@@ -14,8 +15,12 @@ class LimitError(VarcoError):
     """A limit refused the request (429, or 503 when the limiter cannot decide)."""
 
 
-def rate_limited(message: str, retry_after_s: int, headers: dict[str, str] | None = None) -> LimitError:
-    """§7.1/§8.1/§8.3: HTTP 429 saying which limit was hit and when to retry."""
+def rate_limited(
+    message: str, retry_after_s: int, headers: dict[str, str] | None = None, *, limit: str
+) -> LimitError:
+    """§7.1/§8.1/§8.3: HTTP 429 saying which limit was hit and when to retry; counted by `limit`
+    (/metrics: `ip:<family>`, `tier`, `credentials`)."""
+    metrics.count(metrics.RATE_LIMIT_REFUSALS, limit)
     return LimitError(
         f"{message}; retry in {retry_after_s} s",
         code=RATE_LIMIT_CODE,
@@ -26,6 +31,7 @@ def rate_limited(message: str, retry_after_s: int, headers: dict[str, str] | Non
 
 def annual_limit_reached(message: str, retry_after_s: int) -> LimitError:
     """§8.4: transmission refused while the account is locked."""
+    metrics.count(metrics.RATE_LIMIT_REFUSALS, "annual")
     return LimitError(
         message, code=ANNUAL_LIMIT_CODE, status=429, headers={"Retry-After": str(retry_after_s)}
     )

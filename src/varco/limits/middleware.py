@@ -42,7 +42,7 @@ def use_limiter(app: FastAPI, backend: LimiterBackend) -> None:
 
 
 def install(app: FastAPI) -> None:
-    """Add the middleware; call before RequestIdMiddleware is added so that it runs inside it."""
+    """Add the middleware; call before RequestMiddleware is added so that it runs inside it."""
     ip.check_trusted_proxies(get_settings())  # a bad entry stops the start, not a request later
     app.add_middleware(LimitsMiddleware)
 
@@ -107,4 +107,5 @@ class LimitsMiddleware:
         return rate_limited(
             f"Too many {rule.label}: at most {limit} per minute per IP address (§8.1)",
             decision.retry_after_s,
+            limit=f"ip:{rule.family}",
         )

@@ -39,6 +39,7 @@ def guard(request: Request, session: UnitOfWork, account: Account, clock: Clock)
                 f"Hourly limit reached: tier {payer.tier} allows {decision.limit} requests per hour "
                 f"for account {payer.username} (§8.3)",
                 -(-decision.retry_after_ms // 1000),
+                limit="tier",
             )
     if request.scope["method"] == "POST" and TRANSMISSIONS.fullmatch(path):
         payer_account = accounts.paying_account(session, account)  # afresh: the annual limit is money

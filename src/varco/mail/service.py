@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
@@ -73,6 +73,12 @@ def queue_message(
     session.flush()
     jobs.enqueue(session, DELIVER, key=f"mail:{message.id}", clock=clock, message_id=message.id)
     return message
+
+
+def outbox_size(session: UnitOfWork) -> int:
+    """Messages not delivered yet (/metrics: a growing outbox is SMTP down or a stuck worker)."""
+    query = select(func.count()).select_from(MailMessage).where(MailMessage.delivered_at.is_(None))
+    return session.scalar(query) or 0
 
 
 def messages_for(session: UnitOfWork, account_id: int) -> list[MailMessage]:

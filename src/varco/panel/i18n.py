@@ -253,6 +253,23 @@ ITALIAN: dict[str, str] = {
         "Eliminare questo endpoint? Non gli verrà inviato più nulla e gli invii in attesa saranno "
         "annullati. L'operazione non si può annullare."
     ),
+    # audit trail (pages_admin.py)
+    "Audit trail": "Registro di controllo",
+    "sign-ins, tokens, passwords, accounts, delegations, callbacks, simulator controls": (
+        "accessi, token, password, utenti, deleghe, callback, comandi del simulatore"
+    ),
+    "Security and administrative events, newest first. Never a password, token or secret.": (
+        "Eventi di sicurezza e di amministrazione, dal più recente. Mai una password, un token o un segreto."
+    ),
+    "Event kind": "Tipo di evento",
+    "IP address": "Indirizzo IP",
+    "When": "Quando",
+    "By": "Da",
+    "Account": "Utente",
+    "Details": "Dettagli",
+    "not signed in": "non autenticato",
+    "No events": "Nessun evento",
+    "Request id": "Id richiesta",
 }
 
 

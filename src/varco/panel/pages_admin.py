@@ -1,4 +1,5 @@
-"""Operator pages: accounts and tiers, annual locks, SDI simulator scenarios, the e-mail outbox."""
+"""Operator pages: accounts and tiers, annual locks, SDI simulator scenarios, the e-mail outbox, the
+audit trail."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from fastapi.responses import Response
 from sqlalchemy import select
 
 from varco.accounts import service as accounts
+from varco.audit import service as audit
+from varco.audit.schemas import AuditEventOut
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.core.errors import VarcoError
 from varco.core.numbers import whole_number
@@ -51,6 +54,7 @@ def _back(error: VarcoError | None = None) -> Response:
 
 @router.post("/tier")
 def set_tier(
+    request: Request,
     current: PanelAdmin,
     session: SessionDep,
     settings: SettingsDep,
@@ -62,7 +66,8 @@ def set_tier(
     check_csrf(current, csrf_token)
     try:
         level = whole_number(tier, "tier")
-        annual.set_tier(session, accounts.get_by_username(session, username), level, settings, clock)
+        target = accounts.get_by_username(session, username)
+        annual.set_tier(session, target, level, settings, clock, audit.actor_of(request, current.account))
     except VarcoError as exc:
         return _back(exc)
     return _back()
@@ -70,6 +75,7 @@ def set_tier(
 
 @router.post("/unlock")
 def unlock(
+    request: Request,
     current: PanelAdmin,
     session: SessionDep,
     clock: ClockDep,
@@ -78,7 +84,8 @@ def unlock(
 ) -> Response:
     check_csrf(current, csrf_token)
     try:
-        annual.unlock(session, accounts.get_by_username(session, username), current.account.username, clock)
+        target = accounts.get_by_username(session, username)
+        annual.unlock(session, target, audit.actor_of(request, current.account), clock)
     except VarcoError as exc:
         return _back(exc)
     return _back()
@@ -86,6 +93,7 @@ def unlock(
 
 @router.post("/scenario")
 def set_scenario(
+    request: Request,
     current: PanelAdmin,
     session: SessionDep,
     clock: ClockDep,
@@ -99,7 +107,7 @@ def set_scenario(
 ) -> Response:
     check_csrf(current, csrf_token)
     try:
-        control.set_scenario(
+        rule = control.set_scenario(
             session,
             clock,
             recipient_code=recipient_code or None,
@@ -111,4 +119,31 @@ def set_scenario(
         )
     except VarcoError as exc:
         return _back(exc)
+    actor = audit.actor_of(request, current.account)
+    audit.record(session, audit.Kind.SDI_SCENARIO_SET, actor, clock, details=control.rule_details(rule))
     return _back()
+
+
+@router.get("/audit")
+def audit_page(request: Request, current: PanelAdmin, session: SessionDep, settings: SettingsDep) -> Response:
+    """The audit trail, with the filters and pages of GET /api/v2/admin/audit."""
+    query = request.query_params
+    form = {name: query.get(name, "") for name in ("kind", "username", "ip", "from", "to")}
+    try:
+        where = audit.filters(
+            kind=form["kind"], username=form["username"], ip=form["ip"], start=form["from"], end=form["to"]
+        )
+        number, size = audit.paging(query.get("page"), query.get("size"), settings)
+        found = audit.listing(session, where, number, size)
+    except VarcoError as exc:
+        return page(request, "audit.html", current, status=400, form=form, found=None, error=str(exc))
+    return page(
+        request,
+        "audit.html",
+        current,
+        form=form,
+        found=found,
+        events=[AuditEventOut.of(e) for e in found.events],
+        pages=max(1, -(-found.total // found.size)),
+        error=None,
+    )

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import FileResponse, Response
 from starlette.exceptions import HTTPException
 
+from varco.audit import service as audit
 from varco.auth import service as auth
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
 from varco.limits import credentials
@@ -69,14 +70,21 @@ def login(
     next: str = Form("/panel/invoices/out"),
 ) -> Response:
     check_login_csrf(request, csrf_token)
+    actor, name = audit.actor_of(request), username.strip()
     try:
-        credentials.refuse_if_guessing(request, username.strip(), clock)
+        credentials.refuse_if_guessing(request, name, clock)
         try:
             cookie = sessions.sign_in(
-                session, username.strip(), password, request.headers.get("user-agent", ""), settings, clock
+                session, name, password, request.headers.get("user-agent", ""), settings, clock, actor
             )
-        except auth.WrongCredentials:
-            credentials.count_failure(request, username.strip(), clock)
+        except (auth.WrongCredentials, sessions.SignInRefused) as refused:
+            wrong = isinstance(refused, auth.WrongCredentials)
+            if wrong:
+                credentials.count_failure(request, name, clock)
+            details = {"channel": "panel", "reason": "wrong_credentials" if wrong else "account_refused"}
+            audit.record_refused(
+                session, audit.Kind.SIGNIN_FAILED, actor, clock, subject_username=name, details=details
+            )
             raise sessions.SignInRefused() from None
     except (sessions.SignInRefused, LimitError) as refused:
         if isinstance(refused, LimitError):
@@ -169,6 +177,7 @@ def register(
             password=password,
             repeated=repeated,
             clock=clock,
+            actor=audit.actor_of(request, current.account),
         )
     except sessions.RegistrationInvalid as exc:
         return page(request, "register.html", current, status=400, error=str(exc), email=email)

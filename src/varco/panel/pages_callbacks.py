@@ -12,6 +12,7 @@ from urllib.parse import quote_plus
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from varco.audit import service as audit
 from varco.callbacks import service as callbacks
 from varco.callbacks.models import CallbackDelivery, CallbackEndpoint
 from varco.callbacks.states import DeliveryStatus
@@ -82,7 +83,8 @@ def create_callback(
     check_csrf(current, csrf_token)
     new = callbacks.NewCallback(url=url, events=events, description=description)
     try:
-        endpoint, secret = callbacks.register(session, current.account, new, settings, clock)
+        actor = audit.actor_of(request, current.account)
+        endpoint, secret = callbacks.register(session, current.account, new, settings, clock, actor)
     except BadRequest as exc:  # the API's 400 message, shown in the form
         form = {"url": url, "events": events, "description": description}
         return _list(request, current, session, settings, status=400, error=str(exc), form=form)
@@ -148,12 +150,17 @@ def send_test(
 
 @router.post("/{callback_id}/enable")
 def enable(
-    callback_id: str, current: PanelUser, session: SessionDep, clock: ClockDep, csrf_token: str = Form("")
+    request: Request,
+    callback_id: str,
+    current: PanelUser,
+    session: SessionDep,
+    clock: ClockDep,
+    csrf_token: str = Form(""),
 ) -> Response:
     check_csrf(current, csrf_token)
-    endpoint_id = callbacks.parse_id(callback_id)
+    endpoint_id, actor = callbacks.parse_id(callback_id), audit.actor_of(request, current.account)
     try:
-        callbacks.enable(session, current.account, endpoint_id, clock)
+        callbacks.enable(session, current.account, endpoint_id, clock, actor)
     except BadRequest as exc:  # a move the state table refuses
         return redirect(f"{BASE}/{endpoint_id}?error={quote_plus(str(exc)[:300])}")
     return redirect(f"{BASE}/{endpoint_id}?enabled=1")
@@ -176,8 +183,9 @@ def rotate_secret(
     csrf_token: str = Form(""),
 ) -> Response:
     check_csrf(current, csrf_token)
+    actor = audit.actor_of(request, current.account)
     endpoint, secret = callbacks.rotate_secret(
-        session, current.account, callbacks.parse_id(callback_id), settings, clock
+        session, current.account, callbacks.parse_id(callback_id), settings, clock, actor
     )
     # As at creation: the new secret is in this answer only, never cached.
     response = page(request, "callback_created.html", current, endpoint=endpoint, secret=secret, rotated=True)
@@ -193,8 +201,14 @@ def confirm_delete(request: Request, callback_id: str, current: PanelUser, sessi
 
 @router.post("/{callback_id}/delete")
 def delete(
-    callback_id: str, current: PanelUser, session: SessionDep, clock: ClockDep, csrf_token: str = Form("")
+    request: Request,
+    callback_id: str,
+    current: PanelUser,
+    session: SessionDep,
+    clock: ClockDep,
+    csrf_token: str = Form(""),
 ) -> Response:
     check_csrf(current, csrf_token)
-    callbacks.delete(session, current.account, callbacks.parse_id(callback_id), clock)
+    actor = audit.actor_of(request, current.account)
+    callbacks.delete(session, current.account, callbacks.parse_id(callback_id), clock, actor)
     return redirect(f"{BASE}?deleted=1")

@@ -9,6 +9,7 @@ from sqlalchemy import select
 from varco.accounts import delegations
 from varco.accounts import service as accounts
 from varco.accounts.models import DelegationStatus
+from varco.audit import service as audit
 from varco.auth import service as auth
 from varco.auth.models import AuthToken
 from varco.core import numbers  # noqa: F401 - registers the {name:id} path convertor
@@ -100,6 +101,7 @@ def delegations_page(request: Request, current: PanelUser, session: SessionDep) 
 
 @router.post("/delegations")
 def request_mandate(
+    request: Request,
     current: PanelUser,
     session: SessionDep,
     clock: ClockDep,
@@ -117,7 +119,7 @@ def request_mandate(
             delegate,
             DelegationStatus.PENDING,
             clock,
-            actor=current.account.username,
+            actor=audit.actor_of(request, current.account),
         )
     except VarcoError as exc:
         return redirect(f"/panel/delegations?error={_q(str(exc))}")
@@ -126,6 +128,7 @@ def request_mandate(
 
 @router.post("/delegations/{delegation_id:id}/{action}")
 def change_mandate(
+    request: Request,
     delegation_id: int,
     action: str,
     current: PanelUser,
@@ -144,7 +147,8 @@ def change_mandate(
             raise BadRequest(f"no delegation {delegation_id} of yours")
         if who == "delegate" and delegation.delegate_id != current.account.id:
             raise BadRequest("only the Premium user who was asked can approve, suspend or resume a mandate")
-        delegations.set_status(session, delegation_id, status, clock, actor=current.account.username)
+        actor = audit.actor_of(request, current.account)
+        delegations.set_status(session, delegation_id, status, clock, actor=actor)
     except VarcoError as exc:
         return redirect(f"/panel/delegations?error={_q(str(exc))}")
     return redirect("/panel/delegations")
@@ -192,29 +196,41 @@ def tokens_page(request: Request, current: PanelUser, session: SessionDep, clock
 
 @router.post("/tokens/revoke")
 def revoke_tokens(
-    current: PanelUser, session: SessionDep, clock: ClockDep, csrf_token: str = Form("")
+    request: Request, current: PanelUser, session: SessionDep, clock: ClockDep, csrf_token: str = Form("")
 ) -> Response:
     check_csrf(current, csrf_token)
-    auth.revoke_all(session, current.account, clock)
+    auth.revoke_all(session, current.account, clock, audit.actor_of(request, current.account))
     return redirect("/panel/tokens")
 
 
 @router.post("/tokens/{token_id:id}/revoke")
 def revoke_token(
-    token_id: int, current: PanelUser, session: SessionDep, clock: ClockDep, csrf_token: str = Form("")
+    request: Request,
+    token_id: int,
+    current: PanelUser,
+    session: SessionDep,
+    clock: ClockDep,
+    csrf_token: str = Form(""),
 ) -> Response:
     check_csrf(current, csrf_token)
-    if not auth.revoke_token(session, current.account, token_id, clock):
+    actor = audit.actor_of(request, current.account)
+    if not auth.revoke_token(session, current.account, token_id, clock, actor):
         raise NotFound(f"no active API token {token_id} of yours")
     return redirect("/panel/tokens")
 
 
 @router.post("/sessions/{session_id:id}/revoke")
 def revoke_browser_session(
-    session_id: int, current: PanelUser, session: SessionDep, clock: ClockDep, csrf_token: str = Form("")
+    request: Request,
+    session_id: int,
+    current: PanelUser,
+    session: SessionDep,
+    clock: ClockDep,
+    csrf_token: str = Form(""),
 ) -> Response:
     check_csrf(current, csrf_token)
-    sessions.revoke_session(session, current.account, session_id, clock)
+    actor = audit.actor_of(request, current.account)
+    sessions.revoke_session(session, current.account, session_id, clock, actor)
     return redirect("/panel/tokens")
 
 

@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from varco.accounts import service as accounts
 from varco.accounts.models import Account
+from varco.audit import service as audit
 from varco.auth import service as auth
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest
@@ -42,24 +43,31 @@ def _serializer(settings: Settings) -> URLSafeSerializer:
 
 
 def sign_in(
-    session: UnitOfWork, username: str, password: str, user_agent: str, settings: Settings, clock: Clock
+    session: UnitOfWork,
+    username: str,
+    password: str,
+    user_agent: str,
+    settings: Settings,
+    clock: Clock,
+    actor: audit.Actor,
 ) -> str:
     """Check the password like the API does and open a browser session; returns the signed cookie value."""
     account = auth.verify_credentials(session, username, password)  # WrongCredentials: counted
     if not may_use_panel(account, clock):
         raise SignInRefused()
     token, now = new_token(), clock.now()
-    session.add(
-        PanelSession(
-            account_id=account.id,
-            token_digest=token_digest(token),
-            csrf_token=secrets.token_urlsafe(32),
-            user_agent=user_agent[:255],
-            created_at=now,
-            expires_at=now + settings.panel_session_ttl,
-        )
+    row = PanelSession(
+        account_id=account.id,
+        token_digest=token_digest(token),
+        csrf_token=secrets.token_urlsafe(32),
+        user_agent=user_agent[:255],
+        created_at=now,
+        expires_at=now + settings.panel_session_ttl,
     )
+    session.add(row)
     session.flush()
+    actor, details = actor.signed_in(account), {"channel": "panel", "panelSessionId": row.id}
+    audit.record(session, audit.Kind.SIGNIN_SUCCEEDED, actor, clock, subject=account, details=details)
     return _serializer(settings).dumps(token)
 
 
@@ -99,13 +107,17 @@ def sessions_of(session: UnitOfWork, account: Account) -> list[PanelSession]:
     return list(session.scalars(query.limit(50)))
 
 
-def revoke_session(session: UnitOfWork, account: Account, session_id: int, clock: Clock) -> None:
+def revoke_session(
+    session: UnitOfWork, account: Account, session_id: int, clock: Clock, actor: audit.Actor
+) -> None:
     """Revoke one of the account's own browser sessions."""
     row = session.get(PanelSession, session_id)
     if row is None or row.account_id != account.id:
         raise BadRequest(f"no session {session_id} of yours")
     if row.revoked_at is None:
         row.revoked_at = clock.now()
+        ended = {"panelSessionId": row.id}
+        audit.record(session, audit.Kind.PANEL_SESSION_REVOKED, actor, clock, subject=account, details=ended)
 
 
 def is_registered(session: UnitOfWork, account: Account) -> bool:
@@ -121,6 +133,7 @@ def complete_registration(
     password: str,
     repeated: str,
     clock: Clock,
+    actor: audit.Actor,
 ) -> PanelRegistration:
     """§1 first sign-in: accept the terms, set the reference e-mail/PEC, choose the password. API
     tokens are revoked only when the password really changes (typing the current one again keeps
@@ -140,7 +153,9 @@ def complete_registration(
     target.pec = email.strip()
     if new_password:
         target.password_hash = hash_password(password)
-        auth.revoke_all(session, target, clock)  # API tokens issued with the old password stop working
+        changed = {"channel": "panel"}  # never the password, old or new
+        audit.record(session, audit.Kind.PASSWORD_CHANGED, actor, clock, subject=target, details=changed)
+        auth.revoke_all(session, target, clock, actor)  # API tokens issued with the old password stop working
     return _registered(session, target, email.strip(), now)
 
 

@@ -36,6 +36,7 @@ def scenario_set(
     ] = None,
 ) -> None:
     """Create or replace a scenario rule."""
+    from varco.audit import service as audit
     from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi.simulator import control
@@ -52,6 +53,8 @@ def scenario_set(
             esito_outcome=esito_outcome,
             delay=delay,
         )
+        details = control.rule_details(rule)
+        audit.record(session, audit.Kind.SDI_SCENARIO_SET, audit.CLI, current_clock(), details=details)
     typer.echo(f"scenario set: {_describe(rule)}")
 
 
@@ -80,13 +83,16 @@ def scenario_comfin(
     target: Annotated[str, typer.Option(help="LI, DF, a communication file name, or empty for all")] = "",
 ) -> None:
     """Force the esito of financial communications."""
+    from varco.audit import service as audit
     from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
-    from varco.sdi.simulator import scenarios
+    from varco.sdi.simulator import control, scenarios
 
     prepare_database()
     with cli_errors(), unit_of_work() as session:
-        scenarios.set_rule(session, "comfin", target, current_clock(), outcome=outcome)
+        rule = scenarios.set_rule(session, "comfin", target, current_clock(), outcome=outcome)
+        details = control.rule_details(rule)
+        audit.record(session, audit.Kind.SDI_SCENARIO_SET, audit.CLI, current_clock(), details=details)
     typer.echo(f"scenario set: communications {target or 'all'} -> {outcome.upper()}")
 
 
@@ -95,6 +101,7 @@ def scenario_clear(
     recipient_code: RecipientCode = None, filename: Filename = None, default: Default = False
 ) -> None:
     """Delete one rule, or all rules when none is named."""
+    from varco.audit import service as audit
     from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi.simulator import control
@@ -104,6 +111,8 @@ def scenario_clear(
         deleted = control.clear_scenarios(
             session, recipient_code=recipient_code, filename=filename, default=default
         )
+        details = control.cleared_details(recipient_code, filename, default, deleted)
+        audit.record(session, audit.Kind.SDI_SCENARIO_DELETED, audit.CLI, current_clock(), details=details)
     typer.echo(f"{deleted} rule(s) deleted")
 
 
@@ -123,6 +132,7 @@ def _describe(rule) -> str:
 @sdi_app.command("advance")
 def advance(duration: Annotated[str, typer.Argument(help="e.g. 15d, 2h, 30s")]) -> None:
     """Move the simulated clock forward and run what became due (e.g. DT after 15d)."""
+    from varco.audit import service as audit
     from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi.simulator import clock as sim_clock
@@ -132,6 +142,8 @@ def advance(duration: Annotated[str, typer.Argument(help="e.g. 15d, 2h, 30s")]) 
     clock = current_clock()
     with cli_errors(), unit_of_work() as session:
         now = sim_clock.advance(session, sim_clock.parse_duration(duration), clock)
+        details = {"duration": duration, "to": now.isoformat()}
+        audit.record(session, audit.Kind.SDI_CLOCK_ADVANCED, audit.CLI, clock, details=details)
     ran = engine.run_due(clock)
     typer.echo(f"simulated now {now.isoformat()}; {ran} step(s) run")
 
@@ -145,6 +157,7 @@ def inject(
 ) -> None:
     """Deliver an invoice from an outside sender to varco's recipient code."""
     from varco.accounts import service as accounts
+    from varco.audit import service as audit
     from varco.cli_support import cli_errors, prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi.simulator.inject import FILENAME
@@ -155,6 +168,9 @@ def inject(
     with cli_errors(), unit_of_work() as session:
         result = inject_file(session, file.read_bytes(), current_clock(), name)
         delivery = result.delivery
+        status = "DISCARDED" if delivery is None else "DELIVERED" if delivery.invoice else "UNROUTABLE"
+        details = {"filename": result.filename, "sdiId": result.sdi_id, "result": status}
+        audit.record(session, audit.Kind.SDI_INVOICE_INJECTED, audit.CLI, current_clock(), details=details)
         if delivery is not None and delivery.invoice is not None:
             owner = accounts.get(session, delivery.invoice.account_id)
             message = (
@@ -198,6 +214,7 @@ def unroutable() -> None:
 @sdi_app.command("redeliver")
 def redeliver() -> None:
     """Deliver kept-aside invoices whose client now has an account."""
+    from varco.audit import service as audit
     from varco.cli_support import prepare_database
     from varco.core.db import unit_of_work
     from varco.sdi import received
@@ -205,6 +222,8 @@ def redeliver() -> None:
     prepare_database()
     with unit_of_work() as session:
         delivered = received.redeliver(session, current_clock())
+        details = {"delivered": len(delivered)}
+        audit.record(session, audit.Kind.SDI_REDELIVERED, audit.CLI, current_clock(), details=details)
         for row, invoice in delivered:
             typer.echo(f"#{row.id}\t{row.filename} delivered as invoice {invoice.id} ({invoice.filename})")
         left = len(received.list_unroutable(session))

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 
 from varco import fatturapa
 from varco.accounts import service as accounts
-from varco.accounts.models import Account
-from varco.auth.dependencies import Caller, get_caller
+from varco.audit import service as audit
+from varco.auth.dependencies import Acting, Admin, Caller
 from varco.core import idempotency
 from varco.core.bodies import carries_file
 from varco.core.deps import ClockDep, SessionDep
-from varco.core.errors import BadRequest, Forbidden, request_id
+from varco.core.errors import BadRequest, request_id
 from varco.sdi import esito as esito_service
 from varco.sdi import received
 from varco.sdi.models import UnroutableInvoice
@@ -37,19 +35,6 @@ from varco.sdi.simulator.inject import inject
 
 esito_router = APIRouter(tags=["received invoices"])
 admin_router = APIRouter(prefix="/api/v2/admin/sdi", tags=["admin: SDI simulator"])
-
-
-class AdminOnly(Forbidden):
-    """Only operators (admin accounts) may control the SDI simulator."""
-
-
-def admin_caller(caller: Annotated[Account, Depends(get_caller)]) -> Account:
-    if not caller.is_admin:
-        raise AdminOnly()
-    return caller
-
-
-Admin = Annotated[Account, Depends(admin_caller)]
 
 
 @esito_router.post(
@@ -130,7 +115,9 @@ def _rule_out(rule: scenarios.Rule) -> ScenarioOut:
 
 
 @admin_router.post("/scenarios", response_model=ScenarioOut, summary="Set a scenario rule")
-def set_scenario(body: ScenarioIn, admin: Admin, session: SessionDep, clock: ClockDep) -> ScenarioOut:
+def set_scenario(
+    body: ScenarioIn, admin: Admin, actor: Acting, session: SessionDep, clock: ClockDep
+) -> ScenarioOut:
     rule = control.set_scenario(
         session,
         clock,
@@ -141,6 +128,7 @@ def set_scenario(body: ScenarioIn, admin: Admin, session: SessionDep, clock: Clo
         esito_outcome=body.esitoOutcome,
         delay=body.delay,
     )
+    audit.record(session, audit.Kind.SDI_SCENARIO_SET, actor, clock, details=control.rule_details(rule))
     return _rule_out(rule)
 
 
@@ -157,21 +145,26 @@ def list_scenarios(admin: Admin, session: SessionDep, clock: ClockDep) -> Scenar
 @admin_router.delete("/scenarios", summary="Delete one rule (by recipientCode or filename) or all")
 def clear_scenarios(
     admin: Admin,
+    actor: Acting,
     session: SessionDep,
+    clock: ClockDep,
     recipientCode: str | None = None,  # contract-style query names
     filename: str | None = None,
     default: bool = False,
 ) -> dict[str, int]:
-    return {
-        "deleted": control.clear_scenarios(
-            session, recipient_code=recipientCode, filename=filename, default=default
-        )
-    }
+    deleted = control.clear_scenarios(
+        session, recipient_code=recipientCode, filename=filename, default=default
+    )
+    details = control.cleared_details(recipientCode, filename, default, deleted)
+    audit.record(session, audit.Kind.SDI_SCENARIO_DELETED, actor, clock, details=details)
+    return {"deleted": deleted}
 
 
 @admin_router.post("/advance", response_model=AdvanceOut, summary="Move the simulated clock forward")
-def advance(body: AdvanceIn, admin: Admin, session: SessionDep, clock: ClockDep) -> AdvanceOut:
+def advance(body: AdvanceIn, admin: Admin, actor: Acting, session: SessionDep, clock: ClockDep) -> AdvanceOut:
     state, due = control.advance(session, body.duration, clock)
+    details = {"duration": body.duration, "to": state.simulated_now.isoformat()}
+    audit.record(session, audit.Kind.SDI_CLOCK_ADVANCED, actor, clock, details=details)
     return AdvanceOut(
         simulatedNow=state.simulated_now.isoformat(), offset=sim_clock.format_duration(state.offset), due=due
     )
@@ -183,7 +176,9 @@ def advance(body: AdvanceIn, admin: Admin, session: SessionDep, clock: ClockDep)
     summary="Deliver an invoice from an outside sender",
 )
 @carries_file
-def inject_invoice(body: InjectIn, admin: Admin, session: SessionDep, clock: ClockDep) -> InjectOut:
+def inject_invoice(
+    body: InjectIn, admin: Admin, actor: Acting, session: SessionDep, clock: ClockDep
+) -> InjectOut:
     try:
         content = fatturapa.decode_base64(body.file)
     except fatturapa.FatturaPAError as exc:
@@ -202,6 +197,8 @@ def inject_invoice(body: InjectIn, admin: Admin, session: SessionDep, clock: Clo
         out.username = owner.username if owner else None
     elif delivery is not None and delivery.unroutable is not None:
         out.status, out.unroutableId = "UNROUTABLE", delivery.unroutable.id
+    details = {"filename": out.filename, "sdiId": out.sdiId, "result": out.status}
+    audit.record(session, audit.Kind.SDI_INVOICE_INJECTED, actor, clock, details=details)
     return out
 
 
@@ -222,5 +219,7 @@ def list_unroutable(admin: Admin, session: SessionDep) -> list[UnroutableOut]:
 
 
 @admin_router.post("/redeliver", response_model=list[UnroutableOut], summary="Deliver kept-aside invoices")
-def redeliver(admin: Admin, session: SessionDep, clock: ClockDep) -> list[UnroutableOut]:
-    return [_unroutable_out(row) for row, _ in received.redeliver(session, clock)]
+def redeliver(admin: Admin, actor: Acting, session: SessionDep, clock: ClockDep) -> list[UnroutableOut]:
+    delivered = received.redeliver(session, clock)
+    audit.record(session, audit.Kind.SDI_REDELIVERED, actor, clock, details={"delivered": len(delivered)})
+    return [_unroutable_out(row) for row, _ in delivered]

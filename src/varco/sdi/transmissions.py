@@ -25,7 +25,7 @@ from sqlalchemy import select
 from varco.comfin import inbound as comfin_inbound
 from varco.comfin import service as comfin
 from varco.comfin.models import ComfinRequest
-from varco.core import blobs
+from varco.core import blobs, metrics
 from varco.core.clock import Clock, current_clock
 from varco.core.db import get_for_update, unit_of_work
 from varco.core.uow import UnitOfWork
@@ -94,6 +94,8 @@ def _call_and_record(transmission_id: int, request: Callable[[SdiClient], Answer
     except Exception as exc:  # noqa: BLE001 - whatever happened, the row must say so
         log.exception("SDICoop transmission %s: the call failed", transmission_id)
         answer = Answer("unknown", f"{type(exc).__name__}: {exc}")
+    operation = _OPERATIONS.get(getattr(request, "func", None), "other")
+    metrics.count(metrics.SDI_CALLS, "sdicoop", operation, answer.kind)
     try:
         with unit_of_work() as session:
             record(session, transmission_id, answer, settings, clock)
@@ -183,6 +185,14 @@ def _esito(file_id: int, client: SdiClient) -> Answer:
     if answer.errore is not None:
         return _coded(answer.errore, None, answer.exchange)
     return Answer("accepted", answer.esito, value=answer.notifica, exchange=answer.exchange)
+
+
+_OPERATIONS: dict[object, str] = {  # the label of each call in /metrics
+    _ricevi_file: "RiceviFile",
+    _notifica_esito: "NotificaEsito",
+    _trasmetti: "Trasmetti",
+    _esito: "Esito",
+}
 
 
 def _coded(errore: Any, value: Any, exchange: Exchange) -> Answer:

@@ -54,7 +54,9 @@ def test_00106_empty_or_corrupt(data):
 def test_00200_not_xml_and_each_xsd_error_with_its_place():
     assert codes(b"<FatturaElettronica><unclosed>") == {"00200"}
     root = base()
-    root.find(".//DatiGeneraliDocumento/Numero").getparent().remove(root.find(".//DatiGeneraliDocumento/Numero"))
+    root.find(".//DatiGeneraliDocumento/Numero").getparent().remove(
+        root.find(".//DatiGeneraliDocumento/Numero")
+    )
     [finding] = sdi_findings(root)
     assert finding.code == "00200" and "Numero" in finding.message and finding.xpath
 

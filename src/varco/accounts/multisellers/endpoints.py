@@ -23,7 +23,7 @@ Text = Annotated[str | None, Query()]
     "/auth/multicedenti",
     response_model=MultisellerPage,
     responses={400: {"description": "Invalid filter or page out of range"}, **_FORBIDDEN},
-    summary="The caller's assignors, one page",
+    summary="Multiseller (assignor) listing, one page",
 )
 def list_multisellers(
     caller: Caller,
@@ -44,7 +44,7 @@ def list_multisellers(
     "/auth/multicedenti/{id}",
     response_model=Multiseller,
     responses={404: {"description": "Not one of the caller's assignors"}, **_FORBIDDEN},
-    summary="One assignor (id: the delegation's id)",
+    summary="Multiseller (assignor) detail",
 )
 def get_multiseller(id: str, caller: Caller, session: SessionDep) -> Multiseller:
     return service.detail(session, caller, id)
@@ -72,7 +72,11 @@ def _report(caller, session, settings, clock) -> Response:
     return JSONResponse(answer.content)
 
 
-@router.post("/api/v2/report", responses=_REPORT_RESPONSES, summary="Report on every assignor")
+@router.post(
+    "/api/v2/report",
+    responses=_REPORT_RESPONSES,
+    summary="Multiseller report: every assignor of the Premium user",
+)
 def report(caller: Caller, session: SessionDep, settings: SettingsDep, clock: ClockDep) -> Response:
     return _report(caller, session, settings, clock)
 
@@ -80,7 +84,7 @@ def report(caller: Caller, session: SessionDep, settings: SettingsDep, clock: Cl
 @router.post(
     "/api/v2/multicedenti/report",
     responses=_REPORT_RESPONSES,
-    summary="Report on every assignor (the path of the contract's request example)",
+    summary="Multiseller report (the path of the contract's request example)",
 )
 def report_alias(caller: Caller, session: SessionDep, settings: SettingsDep, clock: ClockDep) -> Response:
     return _report(caller, session, settings, clock)

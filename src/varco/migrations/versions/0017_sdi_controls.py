@@ -39,7 +39,6 @@ def upgrade() -> None:
         ),
     )
 
-
     with op.batch_alter_table("accounts", schema=None) as batch_op:
         batch_op.add_column(
             sa.Column("preflight_sdi_controls", sa.Boolean(), server_default=sa.false(), nullable=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import bindparam, select
 
+from varco.core import metrics
 from varco.core.clock import Clock
 from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice
@@ -22,6 +23,7 @@ class SimulatorChannel:
         file = session.scalar(_FILE_OF_INVOICE, {"invoice_id": invoice.id})
         if file is None:
             file = engine.submit(session, invoice, content, clock)
+            metrics.count_on_commit(session, metrics.SDI_CALLS, "simulator", "RiceviFile", "accepted")
         invoice.sdi_id = files.sdi_id(file)
         invoice.sdi_received_at = invoice.sdi_received_at or file.received_at
         return invoice.sdi_id
@@ -30,10 +32,15 @@ class SimulatorChannel:
         self, session: UnitOfWork, esito: EsitoCommittente, content: bytes, clock: Clock
     ) -> OutcomeReceipt:
         """SdIRiceviNotifica.NotificaEsito: accepted, or refused with a ScartoEsitoCommittente."""
-        return outcomes.receive_outcome(session, esito.esito_filename, content, clock)
+        receipt = outcomes.receive_outcome(session, esito.esito_filename, content, clock)
+        result = "accepted" if receipt.accepted else "refused"
+        metrics.count_on_commit(session, metrics.SDI_CALLS, "simulator", "NotificaEsito", result)
+        return receipt
 
     def send_communication(
         self, session: UnitOfWork, request_pk: int, filename: str, kind: str, content: bytes, clock: Clock
     ) -> CommunicationReceipt:
         """SdITrasmissioneFile: an IDFile at once; the esito follows from a job (sdi/simulator/comfin.py)."""
-        return comfin.submit(session, filename, kind, content, clock)
+        receipt = comfin.submit(session, filename, kind, content, clock)
+        metrics.count_on_commit(session, metrics.SDI_CALLS, "simulator", "Trasmetti", "accepted")
+        return receipt

@@ -55,6 +55,23 @@ def set_scenario(
     )
 
 
+def rule_details(rule: scenarios.Rule) -> dict[str, str | None]:
+    """What the audit trail keeps of a rule an operator set (`sdi.scenario.set`)."""
+    return {
+        "rule": rule.kind,
+        "value": rule.value,
+        "outcome": rule.outcome,
+        "esitoOutcome": rule.esito_outcome,
+        "delay": sim_clock.format_duration(rule.delay),
+    }
+
+
+def cleared_details(recipient_code: str | None, filename: str | None, default: bool, deleted: int) -> dict:
+    """What the audit trail keeps of a deletion of rules (`sdi.scenario.deleted`)."""
+    named = recipient_code or filename or ("default" if default else None)
+    return {"rule": "one" if named else "all", "value": named, "deleted": deleted}
+
+
 def clear_scenarios(
     session: UnitOfWork,
     *,

@@ -129,6 +129,7 @@ def uvicorn_config(app: FastAPI, config: SimConfig, host: str, port: int) -> uvi
         host=host,
         port=port,
         log_level="info",
+        log_config=None,  # one log format per process (core/logs.py); its access log kept, scrubbed
         proxy_headers=False,
         ssl_certfile=str(config.server.certificate),
         ssl_keyfile=str(config.server.key),

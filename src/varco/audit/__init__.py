@@ -1,0 +1,1 @@
+"""The audit trail: an append-only record of security and administrative events (docs/operations.md)."""
