@@ -1,5 +1,6 @@
 """The SDICoop channel: what varco owes the Exchange System becomes a transmission row, committed
-with the change that causes it, and a job makes the SOAP call after the commit (sdi/transmissions.py).
+with the change that causes it, and the SOAP call is made after the commit (sdi/transmissions.py):
+by the worker whose job owed it (an invoice leaving the asynchronous checks), or by a job of its own.
 
 Nothing is known at once: the IdentificativoSdI of an invoice, the IDFile of a communication and
 the answer to a customer outcome come back from the job, which records them (the invoice moves to
@@ -27,9 +28,19 @@ PENDING, IN_FLIGHT, UNKNOWN, DONE, FAILED = "PENDING", "IN_FLIGHT", "UNKNOWN", "
 
 
 def owe(
-    session: UnitOfWork, kind: str, ref_id: int, filename: str, clock: Clock, *, at: datetime | None = None
+    session: UnitOfWork,
+    kind: str,
+    ref_id: int,
+    filename: str,
+    clock: Clock,
+    *,
+    at: datetime | None = None,
+    now: bool = False,
 ) -> SdiTransmission:
-    """The transmission of `kind` for `ref_id` (once: the same one again is the one there is)."""
+    """The transmission of `kind` for `ref_id` (once: the same one again is the one there is).
+    `now`: owed by a worker's job, which makes the call itself once its transaction commits (the
+    claim commits with it: no job of its own, one transaction fewer per invoice); otherwise a job
+    makes it."""
     found = session.scalar(
         select(SdiTransmission).where(SdiTransmission.kind == kind, SdiTransmission.ref_id == ref_id)
     )
@@ -49,7 +60,12 @@ def owe(
     )
     session.add(row)
     session.flush()
-    wake(session, row, clock)
+    if now and session.running is not None:
+        from varco.sdi import transmissions  # it builds on this module
+
+        transmissions.claim(session, row, clock)
+    else:
+        wake(session, row, clock)
     return row
 
 
@@ -113,7 +129,7 @@ class SdicoopChannel:
         """SdIRiceviFile.RiceviFile, owed: the file as stored, under its name."""
         if invoice.sdi_id:
             return invoice.sdi_id
-        owe(session, "invoice", invoice.id, invoice.filename, clock)
+        owe(session, "invoice", invoice.id, invoice.filename, clock, now=True)
         return None
 
     def send_outcome(
