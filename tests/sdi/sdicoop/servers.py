@@ -19,6 +19,7 @@ class Seen:
     path: str
     headers: dict[str, str]
     body: bytes
+    peer: tuple[str, int] = ("", 0)  # the client's address and port: one per TCP connection
 
 
 class Close:
@@ -53,6 +54,7 @@ def _handler_class(handle: Handler, seen: list[Seen], stalls: list[Stall]) -> ty
                 self.path,
                 {k.lower(): v for k, v in self.headers.items()},
                 self.rfile.read(length),
+                self.client_address[:2],
             )
             seen.append(request)
             reply = handle(request)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from tests.sdi.sdicoop.servers import Close, RunningServer, Seen, Stall, serve
-from varco.sdi.sdicoop import server
+from varco.sdi.sdicoop import server, transport
 from varco.sdi.sdicoop.client import ClientConfig, EndpointMissing, SdiClient
 from varco.sdi.sdicoop.contracts import Service
 from varco.sdi.sdicoop.errors import MaybeReceived, NotReceived, Reason, SdiCallError
@@ -86,6 +87,32 @@ def test_ricevi_file_success_uses_the_configured_ca_despite_the_environment(pki:
     assert result.exchange is not None
     assert result.exchange.request == seen.body and result.exchange.response == reply.body
     assert result.exchange.status == 200 and result.exchange.url.endswith("/ricevi_file")
+
+
+def test_calls_close_together_share_one_connection_and_an_idle_one_is_not_reused(
+    pki: TestPki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A mutual-TLS handshake saved per call; but a connection idle for longer than REUSE_WITHIN may
+    # be closing at the server's end as we write, and then "sent, no answer" would be ambiguous.
+    reply = server.ricevi_file_reply(RispostaRiceviFile(123456789012, AT))
+    with sdi(pki, answering(reply)) as (client, running):
+        for _ in range(3):
+            assert client.ricevi_file(NAME, TRICKY).identificativo_sdi == 123456789012
+        monkeypatch.setattr(transport, "REUSE_WITHIN", 0.0)  # every connection is now "idle too long"
+        for _ in range(2):
+            assert client.ricevi_file(NAME, TRICKY).identificativo_sdi == 123456789012
+    peers = [seen.peer for seen in running.seen]
+    assert peers[0] == peers[1] == peers[2]
+    assert len({peers[2], peers[3], peers[4]}) == 3
+
+
+def test_a_connection_the_server_closed_is_not_reused(pki: TestPki) -> None:
+    closing = server.ricevi_file_reply(RispostaRiceviFile(123456789012, AT))
+    closing = replace(closing, headers=(*closing.headers, ("Connection", "close")))
+    with sdi(pki, answering(closing)) as (client, running):
+        for _ in range(2):
+            assert client.ricevi_file(NAME, TRICKY).identificativo_sdi == 123456789012
+    assert running.seen[0].peer != running.seen[1].peer
 
 
 @pytest.mark.parametrize("errore", [ErroreInvio.EI01, ErroreInvio.EI02, ErroreInvio.EI03])
