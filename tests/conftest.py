@@ -130,3 +130,13 @@ def configure() -> Iterator[Callable[..., None]]:
         else:
             os.environ[key] = value
     get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def playwright_session():
+    """One Playwright per test process, shared by every browser test (the panel's, /docs'): its sync
+    API runs an event loop of its own, and a second one in the same process refuses to start."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        yield playwright

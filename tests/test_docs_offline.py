@@ -30,11 +30,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 
 @pytest.fixture(scope="module")
-def browser(server: LiveServer):
+def browser(server: LiveServer, playwright_session):
     if not CHROMIUM.exists():
         pytest.skip("chromium missing: scripts/test.sh installs it with apt")
-    from playwright.sync_api import sync_playwright
-
     args = [
         "--headless",
         "--no-sandbox",
@@ -49,10 +47,9 @@ def browser(server: LiveServer):
         # varco.test is this server; no other name resolves, should a request slip past the route.
         f"--host-resolver-rules=MAP {HOST} 127.0.0.1, MAP * ~NOTFOUND",
     ]
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
-        yield launched
-        launched.close()
+    launched = playwright_session.chromium.launch(executable_path=str(CHROMIUM), args=args)
+    yield launched
+    launched.close()
 
 
 @pytest.fixture(scope="module")

@@ -46,15 +46,12 @@ def live_server(app) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def chromium_browser():
+def chromium_browser(playwright_session):
     if not CHROMIUM.exists():
         pytest.skip("chromium missing: scripts/test.sh installs it with apt")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    browser = playwright_session.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    yield browser
+    browser.close()
 
 
 @pytest.fixture

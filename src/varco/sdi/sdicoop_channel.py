@@ -35,12 +35,12 @@ def owe(
     clock: Clock,
     *,
     at: datetime | None = None,
-    now: bool = False,
+    follow_on: bool = False,
 ) -> SdiTransmission:
-    """The transmission of `kind` for `ref_id` (once: the same one again is the one there is).
-    `now`: owed by a worker's job, which makes the call itself once its transaction commits (the
-    claim commits with it: no job of its own, one transaction fewer per invoice); otherwise a job
-    makes it."""
+    """The transmission of `kind` for `ref_id` (once: the same one again is the one there is), and
+    its call. `follow_on`: the call's job continues the running job (`jobs.follow_on`): on its first
+    attempt the row is claimed in this very transaction and the call made once it commits, with no
+    job row and one transaction fewer; anywhere else it is a job of its own."""
     found = session.scalar(
         select(SdiTransmission).where(SdiTransmission.kind == kind, SdiTransmission.ref_id == ref_id)
     )
@@ -60,10 +60,8 @@ def owe(
     )
     session.add(row)
     session.flush()
-    if now and session.running is not None:
-        from varco.sdi import transmissions  # it builds on this module
-
-        transmissions.claim(session, row, clock)
+    if follow_on:
+        jobs.follow_on(session, CALL, key=_key(row), clock=clock, transmission_id=row.id)
     else:
         wake(session, row, clock)
     return row
@@ -129,7 +127,7 @@ class SdicoopChannel:
         """SdIRiceviFile.RiceviFile, owed: the file as stored, under its name."""
         if invoice.sdi_id:
             return invoice.sdi_id
-        owe(session, "invoice", invoice.id, invoice.filename, clock, now=True)
+        owe(session, "invoice", invoice.id, invoice.filename, clock, follow_on=True)
         return None
 
     def send_outcome(

@@ -64,15 +64,9 @@ class Answer:
 def call(session: UnitOfWork, transmission_id: int, clock: Clock) -> None:
     """Claim the row if it is due, and make its call once this transaction has committed."""
     row = get_for_update(session, SdiTransmission, transmission_id)
-    if row is None or row.status != PENDING or row.next_attempt_at > clock.now():
-        return  # done, settled, not due, or claimed by another worker: a duplicate wake-up
-    claim(session, row, clock)
-
-
-def claim(session: UnitOfWork, row: SdiTransmission, clock: Clock) -> None:
-    """Mark a due PENDING row in flight and make its call once this transaction has committed:
-    from its job, or at once from the worker's transaction that owes it (`owe(..., now=True)`)."""
     now = clock.now()
+    if row is None or row.status != PENDING or row.next_attempt_at > now:
+        return  # done, settled, not due, or claimed by another worker: a duplicate wake-up
     request = _request_of(session, row)
     if request is None:
         _finish(row, DONE, "nothing left to send", now)
