@@ -17,7 +17,7 @@ from varco import jobs_list
 from varco.core import migrate
 from varco.core.clock import ManualClock, SystemClock, use_clock
 from varco.core.db import Database, set_database
-from varco.core.jobs import JobQueue, set_queue
+from varco.core.jobs import JobQueue, set_queue, wait_for_wake_ups
 from varco.settings import get_settings
 
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -90,10 +90,13 @@ def _queue(tmp_path_factory: pytest.TempPathFactory) -> JobQueue:
 def queue(_queue: JobQueue) -> Iterator[JobQueue]:
     """The real huey queue (SQLite storage); `queue.drain()` runs what is queued in this thread."""
     q = _queue
+    # A wake-up an earlier test handed to the sender thread must not land in this test's queue.
+    wait_for_wake_ups()
     q.flush()
     jobs_list.install()  # what the app's worker runs (tests add their own tasks to it)
     set_queue(q)
     yield q
+    wait_for_wake_ups()
     q.flush()
     set_queue(None)
 
