@@ -12,10 +12,12 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from functools import cache
 from pathlib import Path
 
 import httpx
+from _server import free_port
 from lxml import etree
 from sqlalchemy import create_engine, text
 
@@ -26,6 +28,8 @@ TRANSMITTER = "IT05555550028"  # varco's default VARCO_TRANSMITTER_ID
 SUPPLIER_VAT = "01234560017"  # demo-premium
 CUSTOMER_VAT = "01114601006"  # a valid VAT number of no account: the invoice leaves varco
 CONSEGNATA = 7
+POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432"
+REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 def invoice(number: str) -> bytes:
@@ -83,21 +87,62 @@ def process(
         proc.wait(timeout=60)
 
 
+def api(stack: ExitStack, env: dict[str, str], log: Path, *extra: str) -> tuple[str, int]:
+    """`varco serve` on a free port until `stack` closes: its base URL and pid."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    pid = stack.enter_context(process(["serve", "--port", str(port), *extra], env, log, f"{base}/health"))
+    return base, pid
+
+
+class Postgres:
+    """A database of its own for each topology run (127.0.0.1:5432, trust), dropped by `drop`."""
+
+    def __init__(self) -> None:
+        self.admin = create_engine(f"{POSTGRES}/postgres", isolation_level="AUTOCOMMIT")
+        self.names: list[str] = []
+
+    def new(self) -> str:
+        name = f"varco_bench_{uuid.uuid4().hex[:8]}"
+        with self.admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        self.names.append(name)
+        return f"{POSTGRES}/{name}"
+
+    def drop(self) -> None:
+        with self.admin.connect() as conn:
+            for name in self.names:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        self.admin.dispose()
+
+
+def production_env(work: Path, database_url: str, queue: str) -> dict[str, str]:
+    """PostgreSQL + Redis, with a queue name and limit keys of this run."""
+    return env_for(
+        work,
+        database_url=database_url,
+        redis_url=REDIS_URL,
+        queue_name=queue,
+        limits_key_prefix=f"{queue}:limits:",
+    )
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU of a process so far (/proc/PID/stat)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@cache
+def _engine(database_url: str):  # noqa: ANN202 - one per database for the polls of a run
+    return create_engine(database_url, pool_size=1)
+
+
 def delivered(database_url: str) -> int:
     """Sent invoices in 7 Consegnata (the RC recorded)."""
-    engine = create_engine(database_url)
-    try:
-        with engine.connect() as conn:
-            query = text("SELECT count(*) FROM invoices WHERE direction = 'out' AND state = :state")
-            return conn.execute(query, {"state": CONSEGNATA}).scalar() or 0
-    finally:
-        engine.dispose()
+    with _engine(database_url).connect() as conn:
+        query = text("SELECT count(*) FROM invoices WHERE direction = 'out' AND state = :state")
+        return conn.execute(query, {"state": CONSEGNATA}).scalar() or 0
 
 
 def wait_delivered(database_url: str, count: int, label: str, limit_seconds: float = 900) -> float:
@@ -116,6 +161,29 @@ def wait_delivered(database_url: str, count: int, label: str, limit_seconds: flo
     if first is None:
         return float("inf")
     return (count - first[1]) / max(time.perf_counter() - first[0], 1e-6)
+
+
+def health_rate(base: str, count: int, threads: int) -> float:
+    """GET /health `count` times from `threads` keep-alive clients: requests per second."""
+    left = [count]
+    lock = threading.Lock()
+
+    def client() -> None:
+        with httpx.Client(base_url=base, timeout=60) as http:
+            while True:
+                with lock:
+                    if left[0] == 0:
+                        return
+                    left[0] -= 1
+                assert http.get("/health").status_code == 200
+
+    start = time.perf_counter()
+    clients = [threading.Thread(target=client) for _ in range(threads)]
+    for thread in clients:
+        thread.start()
+    for thread in clients:
+        thread.join()
+    return count / (time.perf_counter() - start)
 
 
 def upload_all(bases: list[str], count: int, threads: int) -> float:

@@ -27,52 +27,19 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import redis
-from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _server import free_port  # noqa: E402
-from _topology import cpu_seconds, env_for, process, upload_all, wait_delivered  # noqa: E402
-
-POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432"
-REDIS_URL = "redis://127.0.0.1:6379/0"
-
-
-class Postgres:
-    """A database of its own for each topology run."""
-
-    def __init__(self) -> None:
-        self.admin = create_engine(f"{POSTGRES}/postgres", isolation_level="AUTOCOMMIT")
-        self.names: list[str] = []
-
-    def new(self) -> str:
-        name = f"varco_bench_{uuid.uuid4().hex[:8]}"
-        with self.admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        self.names.append(name)
-        return f"{POSTGRES}/{name}"
-
-    def drop(self) -> None:
-        with self.admin.connect() as conn:
-            for name in self.names:
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        self.admin.dispose()
-
-
-def production_env(work: Path, database_url: str, queue: str) -> dict[str, str]:
-    return env_for(
-        work,
-        database_url=database_url,
-        redis_url=REDIS_URL,
-        queue_name=queue,
-        limits_key_prefix=f"{queue}:limits:",
-    )
-
-
-def api(stack: ExitStack, env: dict[str, str], log: Path, *extra: str) -> tuple[str, int]:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    pid = stack.enter_context(process(["serve", "--port", str(port), *extra], env, log, f"{base}/health"))
-    return base, pid
+from _topology import (  # noqa: E402
+    REDIS_URL,
+    Postgres,
+    api,
+    cpu_seconds,
+    env_for,
+    process,
+    production_env,
+    upload_all,
+    wait_delivered,
+)
 
 
 def upload_and_drain(
