@@ -25,10 +25,12 @@ _TIPO_DOCUMENTO = "DatiGenerali/DatiGeneraliDocumento/TipoDocumento"
 
 def check_issuer(root: etree._Element, account_vat: str | None, sender_piva: str | None) -> list[Finding]:
     """0002 for a misused senderPIVA, then 0093 for each issuer rule the invoice breaks."""
-    header = root.find("FatturaElettronicaHeader")
+    header = next(root.iterchildren("FatturaElettronicaHeader"))
     simplified = is_simplified(root)
     n_emitter, n_client = ("1.4", "1.3") if simplified else ("1.6", "1.4")
-    emitter = header.find("SoggettoEmittente")
+    emitter = next(header.iterchildren("SoggettoEmittente"), None)
+    if sender_piva is None and account_vat is None:  # `varco validate`: only the emitter matters
+        return _check_emitter(root, emitter, n_emitter)
     supplier = vat_element(header, "supplier", simplified)
     client = vat_element(header, "customer", simplified)
     findings = _check_sender_piva(root, sender_piva, vat_number(supplier), vat_number(client))

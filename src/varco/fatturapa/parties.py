@@ -7,8 +7,6 @@ from typing import Literal
 
 from lxml import etree
 
-from varco.fatturapa.parsing import text_at
-
 Role = Literal["supplier", "customer"]
 
 # Paths from FatturaElettronicaHeader: (identifiers block, name block) per role and layout.
@@ -57,11 +55,44 @@ def vat_number(id_fiscale: etree._Element | None) -> str | None:
 
 
 def party(header: etree._Element, role: Role, simplified: bool) -> Party:
+    """The party of `role` in an XSD-valid header (every step of these paths occurs at most once)."""
     ids, names = (_SIMPLIFIED if simplified else _ORDINARY)[role]
-    person = " ".join(n for n in (text_at(header, f"{names}/Nome"), text_at(header, f"{names}/Cognome")) if n)
+    identifiers, name_block = element_at(header, ids), element_at(header, names)
+    vat = element_at(identifiers, "IdFiscaleIVA")
+    name = first_children(name_block)
+    person = " ".join(n for n in (string_value(name.get("Nome")), string_value(name.get("Cognome"))) if n)
     return Party(
-        description=text_at(header, f"{names}/Denominazione") or person or None,
-        country=text_at(header, f"{ids}/IdFiscaleIVA/IdPaese") or text_at(header, _SEAT[role, simplified]),
-        vat_code=text_at(header, f"{ids}/IdFiscaleIVA/IdCodice"),
-        fiscal_code=text_at(header, f"{ids}/CodiceFiscale"),
+        description=string_value(name.get("Denominazione")) or person or None,
+        country=string_value(element_at(vat, "IdPaese"))
+        or string_value(element_at(header, _SEAT[role, simplified])),
+        vat_code=string_value(element_at(vat, "IdCodice")),
+        fiscal_code=string_value(element_at(identifiers, "CodiceFiscale")),
     )
+
+
+def string_value(element: etree._Element | None) -> str | None:
+    """The element's text as XPath `string()` reads it (comments left out); None when empty."""
+    if element is None:
+        return None
+    if len(element) == 0:  # a leaf, as every invoice value is
+        return element.text or None
+    return "".join(element.itertext()) or None
+
+
+def first_children(element: etree._Element | None) -> dict[object, etree._Element]:
+    """The first child of each tag: one walk instead of one search per value read."""
+    found: dict[object, etree._Element] = {}
+    if element is not None:
+        for item in element:
+            found.setdefault(item.tag, item)
+    return found
+
+
+def element_at(element: etree._Element | None, path: str) -> etree._Element | None:
+    """The element at a child path whose steps occur at most once (so the first of each step is
+    the first match in document order, as XPath would pick)."""
+    for step in path.split("/"):
+        if element is None:
+            return None
+        element = next(element.iterchildren(step), None)
+    return element

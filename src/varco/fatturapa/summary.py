@@ -9,8 +9,8 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from lxml import etree
 
-from varco.fatturapa.parsing import text_at, texts_at
-from varco.fatturapa.parties import Party, party
+from varco.fatturapa.parsing import texts_at
+from varco.fatturapa.parties import Party, element_at, first_children, party, string_value
 
 _CENT = Decimal("0.01")
 _DOCUMENT = "DatiGenerali/DatiGeneraliDocumento"
@@ -44,29 +44,32 @@ class InvoiceSummary:
 
 
 def extract_summary(root: etree._Element, fmt: str) -> InvoiceSummary:
-    """Summarise an XSD-valid invoice (FPA12, FPR12 or FSM10)."""
+    """Summarise an XSD-valid invoice (FPA12, FPR12 or FSM10). The schema allows each step of the
+    paths read here at most once, so the first child of each tag is the value."""
     simplified = fmt == "FSM10"
-    header = root.find("FatturaElettronicaHeader")
-    transmission = header.find("DatiTrasmissione")
+    header = next(root.iterchildren("FatturaElettronicaHeader"))
+    top = first_children(header)
+    transmission = first_children(top.get("DatiTrasmissione"))
+    transmitter = first_children(transmission.get("IdTrasmittente"))
     body_summary = _simplified_body if simplified else _ordinary_body
     return InvoiceSummary(
         format=fmt,
-        transmitter_country=text_at(transmission, "IdTrasmittente/IdPaese"),
-        transmitter_code=text_at(transmission, "IdTrasmittente/IdCodice"),
-        progressivo_invio=text_at(transmission, "ProgressivoInvio"),
-        codice_destinatario=text_at(transmission, "CodiceDestinatario"),
-        pec_destinatario=text_at(transmission, "PECDestinatario"),
-        soggetto_emittente=text_at(header, "SoggettoEmittente"),
+        transmitter_country=string_value(transmitter.get("IdPaese")),
+        transmitter_code=string_value(transmitter.get("IdCodice")),
+        progressivo_invio=string_value(transmission.get("ProgressivoInvio")),
+        codice_destinatario=string_value(transmission.get("CodiceDestinatario")),
+        pec_destinatario=string_value(transmission.get("PECDestinatario")),
+        soggetto_emittente=string_value(top.get("SoggettoEmittente")),
         supplier=party(header, "supplier", simplified),
         customer=party(header, "customer", simplified),
-        bodies=[body_summary(body) for body in root.iterfind("FatturaElettronicaBody")],
+        bodies=[body_summary(body) for body in root.iterchildren("FatturaElettronicaBody")],
     )
 
 
 def _ordinary_body(body: etree._Element) -> BodySummary:
-    document = body.find(_DOCUMENT)
+    document = element_at(body, _DOCUMENT)
     total_vat = _sum(texts_at(body, "DatiBeniServizi/DatiRiepilogo/Imposta"))
-    declared = text_at(document, "ImportoTotaleDocumento")
+    declared = string_value(element_at(document, "ImportoTotaleDocumento"))
     total = (
         Decimal(declared)
         if declared
@@ -78,18 +81,19 @@ def _ordinary_body(body: etree._Element) -> BodySummary:
 
 def _simplified_body(body: etree._Element) -> BodySummary:
     # FSM10 2.2.2 <Importo> includes VAT; 2.2.3 gives either the tax or the rate.
-    goods = body.findall("DatiBeniServizi")
+    goods = list(body.iterchildren("DatiBeniServizi"))
     total = _sum(texts_at(body, "DatiBeniServizi/Importo"))
     total_vat = sum((_simplified_vat(g) for g in goods), Decimal("0.00"))
-    return _body(body.find(_DOCUMENT), total, total_vat, total)
+    return _body(element_at(body, _DOCUMENT), total, total_vat, total)
 
 
 def _body(document: etree._Element, total: Decimal, total_vat: Decimal, net_payable: Decimal) -> BodySummary:
+    values = first_children(document)
     return BodySummary(
-        document_type=text_at(document, "TipoDocumento"),
-        number=text_at(document, "Numero"),
-        date=date.fromisoformat(text_at(document, "Data")),
-        currency=text_at(document, "Divisa"),
+        document_type=string_value(values.get("TipoDocumento")),
+        number=string_value(values.get("Numero")),
+        date=date.fromisoformat(string_value(values.get("Data"))),
+        currency=string_value(values.get("Divisa")),
         total_document=total,
         total_vat=total_vat,
         net_payable=net_payable,
@@ -97,11 +101,13 @@ def _body(document: etree._Element, total: Decimal, total_vat: Decimal, net_paya
 
 
 def _simplified_vat(goods: etree._Element) -> Decimal:
-    tax = text_at(goods, "DatiIVA/Imposta")
+    values = first_children(goods)
+    vat = first_children(values.get("DatiIVA"))
+    tax = string_value(vat.get("Imposta"))
     if tax:
         return Decimal(tax)
-    rate = Decimal(text_at(goods, "DatiIVA/Aliquota") or "0")
-    amount = Decimal(text_at(goods, "Importo"))
+    rate = Decimal(string_value(vat.get("Aliquota")) or "0")
+    amount = Decimal(string_value(values.get("Importo")))
     return (amount * rate / (100 + rate)).quantize(_CENT, ROUND_HALF_UP)  # VAT inside a gross amount
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from functools import cache
 from typing import Literal
 
 from lxml import etree
@@ -28,18 +29,19 @@ class RuleContext:
     root: etree._Element  # the FatturaElettronica / FatturaElettronicaSemplificata root
     format: str  # "FPA12" | "FPR12" | "FSM10" (from the root's `versione`)
     received_date: date  # the day the Exchange System received the file (check 00403)
+    # Facts of this document that several rules derive (the parties...), computed once: see
+    # `async_rules._parties`.
+    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    # Every rule reads these: found once per document, not once per rule.
+    header: etree._Element = field(init=False, compare=False, repr=False)
+    bodies: list[etree._Element] = field(init=False, compare=False, repr=False)
+    is_simplified: bool = field(init=False, compare=False, repr=False)
 
-    @property
-    def header(self) -> etree._Element:
-        return self.root.find("FatturaElettronicaHeader")
-
-    @property
-    def bodies(self) -> list[etree._Element]:
-        return self.root.findall("FatturaElettronicaBody")
-
-    @property
-    def is_simplified(self) -> bool:
-        return self.format == "FSM10"
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__  # frozen: the derived fields are set once, here
+        set_(self, "header", next(self.root.iterchildren("FatturaElettronicaHeader"), None))
+        set_(self, "bodies", list(self.root.iterchildren("FatturaElettronicaBody")))
+        set_(self, "is_simplified", self.format == "FSM10")
 
     def xpath_of(self, element: etree._Element) -> str:
         """Namespace-free absolute path of an element, with 1-based positions: for messages."""
@@ -94,5 +96,12 @@ def rule(
     return register
 
 
-def rules_for(fmt: str, stage: Stage | None = None) -> list[RuleSpec]:
-    return [r for r in RULES if fmt in r.formats and (stage is None or r.stage == stage)]
+def rules_for(fmt: str, stage: Stage | None = None) -> tuple[RuleSpec, ...]:
+    return _selected(fmt, stage, len(RULES))
+
+
+@cache
+def _selected(fmt: str, stage: Stage | None, registered: int) -> tuple[RuleSpec, ...]:
+    """The rules of (`fmt`, `stage`), in table order; `registered` renews the answer when a rule
+    is added after a first call."""
+    return tuple(r for r in RULES if fmt in r.formats and (stage is None or r.stage == stage))

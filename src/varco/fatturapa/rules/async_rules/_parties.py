@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from varco.fatturapa.rules.async_rules._xml import Element, text
+from varco.fatturapa.rules.async_rules._xml import Element, child, descendant, text
 from varco.fatturapa.rules.registry import RuleContext
 
 
@@ -34,43 +34,21 @@ def _compact(value: str | None) -> str | None:
     return value.replace(" ", "").upper() if value else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Party:
-    """One party's fiscal identifiers, with their elements (for xpaths) and element numbers."""
+    """One party's fiscal identifiers, with their elements (for xpaths) and element numbers.
+    Several rules read each value: `_party` derives them all once per document."""
 
     block: Element  # DatiAnagrafici / CedentePrestatore / IdentificativiFiscali
     numbers: Numbers
     vat: Element | None  # IdFiscaleIVA
     tax_code_element: Element | None  # CodiceFiscale
-
-    @property
-    def country(self) -> str | None:
-        return _compact(text(self.vat, "IdPaese"))
-
-    @property
-    def country_element(self) -> Element | None:
-        return self.vat.find("IdPaese") if self.vat is not None else None
-
-    @property
-    def code(self) -> str | None:
-        """IdCodice as written (stripped): validation must see what the file says."""
-        return text(self.vat, "IdCodice")
-
-    @property
-    def code_element(self) -> Element | None:
-        return self.vat.find("IdCodice") if self.vat is not None else None
-
-    @property
-    def tax_code(self) -> str | None:
-        return _compact(text(self.tax_code_element))
-
-    @property
-    def vat_id(self) -> str | None:
-        """`IT01234560017`: country and code of IdFiscaleIVA, None without one."""
-        code = _compact(self.code)
-        if self.country and code:
-            return self.country + code
-        return None
+    country_element: Element | None  # IdFiscaleIVA/IdPaese
+    code_element: Element | None  # IdFiscaleIVA/IdCodice
+    country: str | None  # IdPaese, compacted
+    code: str | None  # IdCodice as written (stripped): validation must see what the file says
+    tax_code: str | None  # CodiceFiscale, compacted
+    vat_id: str | None  # `IT01234560017`: country and code of IdFiscaleIVA, None without one
 
     def describe(self) -> str:
         """How the party is identified, for messages: `IdFiscaleIVA IT01234560017, CodiceFiscale ...`."""
@@ -85,21 +63,48 @@ class Party:
 def _party(block: Element | None, numbers: Numbers) -> Party | None:
     if block is None:
         return None
-    return Party(block, numbers, block.find("IdFiscaleIVA"), block.find("CodiceFiscale"))
+    vat, tax_code_element = child(block, "IdFiscaleIVA"), child(block, "CodiceFiscale")
+    country_element = child(vat, "IdPaese") if vat is not None else None
+    code_element = child(vat, "IdCodice") if vat is not None else None
+    country, code = _compact(text(country_element)), text(code_element)
+    compact_code = _compact(code)
+    return Party(
+        block,
+        numbers,
+        vat,
+        tax_code_element,
+        country_element,
+        code_element,
+        country,
+        code,
+        _compact(text(tax_code_element)),
+        country + compact_code if country and compact_code else None,
+    )
 
 
 def supplier(ctx: RuleContext) -> Party | None:
-    """1.2 CedentePrestatore."""
-    if ctx.is_simplified:
-        return _party(ctx.header.find("CedentePrestatore"), SUPPLIER_SIMPLIFIED)
-    return _party(ctx.header.find("CedentePrestatore/DatiAnagrafici"), SUPPLIER_ORDINARY)
+    """1.2 CedentePrestatore (found once per document: several rules ask)."""
+    try:
+        return ctx.memo["supplier"]  # type: ignore[return-value]
+    except KeyError:
+        if ctx.is_simplified:
+            found = _party(child(ctx.header, "CedentePrestatore"), SUPPLIER_SIMPLIFIED)
+        else:
+            found = _party(descendant(ctx.header, "CedentePrestatore/DatiAnagrafici"), SUPPLIER_ORDINARY)
+        ctx.memo["supplier"] = found
+        return found
 
 
 def client(ctx: RuleContext) -> Party | None:
-    """1.4 (ordinary) / 1.3 (simplified) CessionarioCommittente."""
-    if ctx.is_simplified:
-        return _party(ctx.header.find("CessionarioCommittente/IdentificativiFiscali"), CLIENT_SIMPLIFIED)
-    return _party(ctx.header.find("CessionarioCommittente/DatiAnagrafici"), CLIENT_ORDINARY)
+    """1.4 (ordinary) / 1.3 (simplified) CessionarioCommittente (found once per document)."""
+    try:
+        return ctx.memo["client"]  # type: ignore[return-value]
+    except KeyError:
+        block = "IdentificativiFiscali" if ctx.is_simplified else "DatiAnagrafici"
+        path = f"CessionarioCommittente/{block}"
+        numbers = CLIENT_SIMPLIFIED if ctx.is_simplified else CLIENT_ORDINARY
+        found = ctx.memo["client"] = _party(descendant(ctx.header, path), numbers)
+        return found
 
 
 def same_subject(a: Party, b: Party) -> bool | None:

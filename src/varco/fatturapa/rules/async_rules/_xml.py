@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from itertools import chain
@@ -27,49 +27,40 @@ ZERO = Decimal("0")
 MAX_PER_BODY = 10
 
 
-# Several rules read the same values of every detail line. While `run_rules` runs, lookups are
-# memoised here, keyed by the element itself: the key keeps the lxml proxy alive, so the same
+# Several rules read the same facts of every body and detail line. While `run_rules` runs, they are
+# memoised here, keyed by the body element itself: the key keeps the lxml proxy alive, so the same
 # node always comes back as the same object and identity-based keys stay valid.
 LOOKUPS: ContextVar[dict[tuple[object, ...], object] | None] = ContextVar("fatturapa_lookups", default=None)
-_MISSING = object()
 
 
 def child(element: Element, tag: str) -> Element | None:
     """First child named `tag`: three times faster than `find` (ElementPath), which matters when
     every rule walks thousands of detail lines."""
-    cache = LOOKUPS.get()
-    if cache is None:
-        return next(element.iterchildren(tag), None)
-    key = ("child", element, tag)
-    found = cache.get(key, _MISSING)
-    if found is _MISSING:
-        found = cache[key] = next(element.iterchildren(tag), None)
-    return found  # type: ignore[return-value]
+    return next(element.iterchildren(tag), None)
+
+
+def descendant(element: Element, path: str) -> Element | None:
+    """The first element at the child path `path` (`A/B/C`) in document order, as `find` does."""
+    return _first(element, path.split("/")) if "/" in path else next(element.iterchildren(path), None)
+
+
+def _first(element: Element, steps: list[str]) -> Element | None:
+    head, rest = steps[0], steps[1:]
+    for item in element.iterchildren(head):
+        found = _first(item, rest) if rest else item
+        if found is not None:
+            return found
+    return None
 
 
 def text(element: Element | None, path: str | None = None) -> str | None:
     """Stripped text of `element` (or of its descendant at `path`), None when absent or empty."""
     if element is None:
         return None
-    cache = LOOKUPS.get()
-    if cache is not None:
-        key = ("text", element, path)
-        found = cache.get(key, _MISSING)
-        if found is _MISSING:
-            found = cache[key] = _text(element, path)
-        return found  # type: ignore[return-value]
-    return _text(element, path)
-
-
-def _text(element: Element, path: str | None) -> str | None:
-    if path is None:
-        target = element
-    else:
-        target = element.find(path) if "/" in path else child(element, path)
+    target = element if path is None else descendant(element, path)
     if target is None or target.text is None:
         return None
-    value = target.text.strip()
-    return value or None
+    return target.text.strip() or None
 
 
 def decimal(value: str | None) -> Decimal | None:
@@ -83,14 +74,7 @@ def decimal(value: str | None) -> Decimal | None:
 
 
 def decimal_at(element: Element | None, path: str) -> Decimal | None:
-    cache = LOOKUPS.get()
-    if cache is None or element is None:
-        return decimal(text(element, path))
-    key = ("decimal", element, path)
-    found = cache.get(key, _MISSING)
-    if found is _MISSING:
-        found = cache[key] = decimal(text(element, path))
-    return found  # type: ignore[return-value]
+    return decimal(text(element, path))
 
 
 def iso_date(value: str | None) -> date | None:
@@ -124,15 +108,116 @@ def body_prefix(ctx: RuleContext, index: int) -> str:
     return f"body {index}: " if len(ctx.bodies) > 1 else ""
 
 
+@dataclass(slots=True)
+class HolderFacts:
+    """What the rules read of a 2.2.2 DatiRiepilogo or a 2.1.1.7 DatiCassaPrevidenziale block: its
+    rate and Natura (read by a dozen rules), in one walk over its children."""
+
+    element: Element
+    rate: Decimal | None = None  # AliquotaIVA
+    rate_element: Element | None = None
+    natura: str | None = None  # Natura, stripped
+    natura_element: Element | None = None
+    esigibilita_element: Element | None = None  # 2.2.2.7 EsigibilitaIVA (summary blocks)
+
+
+def _holder_facts(holder: Element) -> HolderFacts:
+    facts = HolderFacts(holder)
+    for item in holder.iterchildren("AliquotaIVA", "Natura", "EsigibilitaIVA"):
+        tag = item.tag
+        if tag == "AliquotaIVA":
+            if facts.rate_element is None:
+                facts.rate_element, facts.rate = item, decimal(text(item))
+        elif tag == "Natura":
+            if facts.natura_element is None:
+                facts.natura_element, facts.natura = item, text(item)
+        elif facts.esigibilita_element is None:
+            facts.esigibilita_element = item
+    return facts
+
+
+@dataclass(slots=True)
+class BodyFacts:
+    """What the rules read of one FatturaElettronicaBody outside its detail lines, collected in one
+    walk over 2.1 DatiGenerali, 2.1.1 DatiGeneraliDocumento and 2.2 DatiBeniServizi."""
+
+    type: str | None = None  # 2.1.1.1 TipoDocumento, stripped
+    date_element: Element | None = None  # 2.1.1.3 Data
+    date: date | None = None
+    number_element: Element | None = None  # 2.1.1.4 Numero
+    withholding: bool = False  # 2.1.1.5 DatiRitenuta present
+    pension_funds: list[Element] = field(default_factory=list)  # 2.1.1.7 DatiCassaPrevidenziale
+    discounts: list[Element] = field(default_factory=list)  # 2.1.1.8 ScontoMaggiorazione
+    linked: list[Element] = field(default_factory=list)  # 2.1.6 DatiFattureCollegate
+    corrected: Element | None = None  # 2.1.2 DatiFatturaRettificata (simplified)
+    goods: list[Element] = field(default_factory=list)  # 2.2 DatiBeniServizi
+    lines: list[Element] = field(default_factory=list)  # 2.2.1 DettaglioLinee (ordinary)
+    summaries: list[Element] = field(default_factory=list)  # 2.2.2 DatiRiepilogo (ordinary)
+    summary_holders: list[HolderFacts] = field(default_factory=list)  # their facts
+    fund_holders: list[HolderFacts] = field(default_factory=list)  # facts of pension_funds
+
+
+def body_facts(body: Element) -> BodyFacts:
+    """The facts of `body`, computed once per document run."""
+    cache = LOOKUPS.get()
+    if cache is not None:
+        found = cache.get(("body", body))
+        if found is not None:
+            return found  # type: ignore[return-value]
+    facts = BodyFacts()
+    for part in body.iterchildren("DatiGenerali", "DatiBeniServizi"):
+        if part.tag == "DatiBeniServizi":
+            facts.goods.append(part)
+            for item in part.iterchildren("DettaglioLinee", "DatiRiepilogo"):
+                (facts.lines if item.tag == "DettaglioLinee" else facts.summaries).append(item)
+            continue
+        blocks = part.iterchildren("DatiGeneraliDocumento", "DatiFattureCollegate", "DatiFatturaRettificata")
+        for block in blocks:
+            tag = block.tag
+            if tag == "DatiFattureCollegate":
+                facts.linked.append(block)
+            elif tag == "DatiFatturaRettificata":
+                if facts.corrected is None:
+                    facts.corrected = block
+            elif facts.date_element is None:  # the first DatiGeneraliDocumento, as `find` reads it
+                _read_document(block, facts)
+    facts.summary_holders = [_holder_facts(summary) for summary in facts.summaries]
+    facts.fund_holders = [_holder_facts(fund) for fund in facts.pension_funds]
+    if cache is not None:
+        cache[("body", body)] = facts
+    return facts
+
+
+def _read_document(document: Element, facts: BodyFacts) -> None:
+    for item in document.iterchildren():
+        tag = item.tag
+        if tag == "TipoDocumento":
+            if facts.type is None:
+                facts.type = text(item)
+        elif tag == "Data":
+            if facts.date_element is None:
+                facts.date_element = item
+                facts.date = iso_date(text(item))
+        elif tag == "Numero":
+            if facts.number_element is None:
+                facts.number_element = item
+        elif tag == "DatiRitenuta":
+            facts.withholding = True
+        elif tag == "DatiCassaPrevidenziale":
+            facts.pension_funds.append(item)
+        elif tag == "ScontoMaggiorazione":
+            facts.discounts.append(item)
+
+
 def doc_type(body: Element) -> str | None:
     """2.1.1.1 TipoDocumento of a body."""
-    return text(body, "DatiGenerali/DatiGeneraliDocumento/TipoDocumento")
+    return body_facts(body).type
 
 
 def doc_date(body: Element) -> tuple[Element | None, date | None]:
     """2.1.1.3 Data of a body, as element (for the xpath) and value."""
-    element = body.find("DatiGenerali/DatiGeneraliDocumento/Data")
-    return element, iso_date(text(element))
+    facts = body_facts(body)
+    return facts.date_element, facts.date
 
 
 @dataclass(slots=True)
@@ -203,37 +288,38 @@ def line_facts(body: Element) -> list[LineFacts]:
         if found is not None:
             return found  # type: ignore[return-value]
     rates: dict[str, Decimal | None] = {}
-    facts = [_line_facts(line, rates) for line in body.iterfind("DatiBeniServizi/DettaglioLinee")]
+    facts = [_line_facts(line, rates) for line in body_facts(body).lines]
     if cache is not None:
         cache[key] = facts
     return facts
 
 
-def summaries(body: Element) -> Iterator[Element]:
+def summaries(body: Element) -> list[Element]:
     """2.2.2 DatiRiepilogo of an ordinary body."""
-    return body.iterfind("DatiBeniServizi/DatiRiepilogo")
+    return body_facts(body).summaries
 
 
-def pension_funds(body: Element) -> Iterator[Element]:
+def pension_funds(body: Element) -> list[Element]:
     """2.1.1.7 DatiCassaPrevidenziale of an ordinary body."""
-    return body.iterfind("DatiGenerali/DatiGeneraliDocumento/DatiCassaPrevidenziale")
+    return body_facts(body).pension_funds
 
 
 def rate_holders(body: Element) -> Iterator[tuple[Element, Decimal | None, Element | None]]:
     """(holder, rate, its AliquotaIVA element) for lines, pension-fund blocks and summary blocks."""
     for line in line_facts(body):
         yield line.element, line.rate, line.rate_element
-    for holder in chain(pension_funds(body), summaries(body)):
-        yield holder, decimal_at(holder, "AliquotaIVA"), child(holder, "AliquotaIVA")
+    facts = body_facts(body)
+    for holder in chain(facts.fund_holders, facts.summary_holders):
+        yield holder.element, holder.rate, holder.rate_element
 
 
 def natura_holders(body: Element) -> Iterator[tuple[Element, str | None, Element | None]]:
     """(holder, Natura, its Natura element) for lines, pension-fund blocks and summary blocks."""
     for line in line_facts(body):
         yield line.element, line.natura, line.natura_element
-    for holder in chain(pension_funds(body), summaries(body)):
-        element = child(holder, "Natura")
-        yield holder, text(element), element
+    facts = body_facts(body)
+    for holder in chain(facts.fund_holders, facts.summary_holders):
+        yield holder.element, holder.natura, holder.natura_element
 
 
 # Element numbers of AliquotaIVA and Natura in a line, a pension-fund block and a summary block.

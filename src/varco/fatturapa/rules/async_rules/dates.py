@@ -15,7 +15,9 @@ from varco.fatturapa.findings import Finding
 from varco.fatturapa.rules.async_rules._xml import (
     Element,
     bodies,
+    body_facts,
     body_prefix,
+    child,
     doc_date,
     doc_type,
     iso_date,
@@ -94,7 +96,8 @@ def simplified_date_after_corrected(ctx: RuleContext, spec: RuleSpec) -> Iterato
     """00418 (FSM10): the document is not dated before 2.1.2.2 DataFR of the corrected invoice."""
     for index, body in bodies(ctx):
         _, issued = doc_date(body)
-        corrected = body.find("DatiGenerali/DatiFatturaRettificata/DataFR")
+        block = body_facts(body).corrected
+        corrected = child(block, "DataFR") if block is not None else None
         corrected_date = iso_date(text(corrected))
         if issued is None or corrected_date is None or issued >= corrected_date:
             continue
@@ -109,7 +112,8 @@ def simplified_date_after_corrected(ctx: RuleContext, spec: RuleSpec) -> Iterato
 
 def _linked_dates(body: Element) -> Iterator[tuple[Element, date]]:
     """(2.1.6.3 Data element, its date) of every 2.1.6 DatiFattureCollegate that has one."""
-    for linked in body.iterfind("DatiGenerali/DatiFattureCollegate/Data"):
-        value = iso_date(text(linked))
-        if value is not None:
-            yield linked, value
+    for block in body_facts(body).linked:
+        for linked in block.iterchildren("Data"):
+            value = iso_date(text(linked))
+            if value is not None:
+                yield linked, value

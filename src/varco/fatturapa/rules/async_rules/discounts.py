@@ -8,6 +8,7 @@ from varco.fatturapa.findings import Finding
 from varco.fatturapa.rules.async_rules._xml import (
     Element,
     bodies,
+    body_facts,
     body_findings,
     child,
     line_facts,
@@ -46,7 +47,7 @@ def document_discount_amount(ctx: RuleContext, spec: RuleSpec) -> Iterator[Findi
                 f"2.1.1.8 <ScontoMaggiorazione> of type {text(discount, 'Tipo')} has neither 2.1.1.8.2 "
                 f"<Percentuale> nor 2.1.1.8.3 <Importo> ({where(discount)})",
             )
-            for discount in body.iterfind("DatiGenerali/DatiGeneraliDocumento/ScontoMaggiorazione")
+            for discount in body_facts(body).discounts
             if _without_amount(discount)
         ]
         yield from body_findings(ctx, spec, index, offenders)

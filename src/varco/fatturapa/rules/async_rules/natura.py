@@ -18,18 +18,15 @@ from varco.fatturapa.rules.async_rules._xml import (
     Element,
     LineFacts,
     bodies,
+    body_facts,
     body_findings,
-    child,
-    decimal_at,
     doc_date,
     doc_type,
     holder_label,
     line_facts,
     line_label,
     natura_holders,
-    pension_funds,
     rate_text,
-    summaries,
     text,
     where,
 )
@@ -99,8 +96,8 @@ def pension_fund_natura(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00413: the pension-fund contribution follows the same Natura/rate pairing as lines."""
     for index, body in bodies(ctx):
         offenders = []
-        for fund in pension_funds(body):
-            rate, natura = decimal_at(fund, "AliquotaIVA"), text(fund, "Natura")
+        for holder in body_facts(body).fund_holders:
+            fund, rate, natura = holder.element, holder.rate, holder.natura
             label = f"pension-fund block 2.1.1.7 ({text(fund, 'TipoCassa')})"
             if rate == ZERO and natura is None:
                 offenders.append(
@@ -132,10 +129,9 @@ def reverse_charge_not_split(ctx: RuleContext, spec: RuleSpec) -> Iterator[Findi
     """00420: reverse charge (N6 and its sub-codes N6.1-N6.9) cannot be split payment."""
     for index, body in bodies(ctx):
         offenders = []
-        for summary in summaries(body):
-            natura = text(summary, "Natura")
-            if natura and natura.startswith("N6") and text(summary, "EsigibilitaIVA") == "S":
-                element = child(summary, "EsigibilitaIVA")
+        for holder in body_facts(body).summary_holders:
+            natura, element = holder.natura, holder.esigibilita_element
+            if natura and natura.startswith("N6") and text(element) == "S":
                 offenders.append(
                     (
                         element,
@@ -161,8 +157,11 @@ def summary_natura_required(ctx: RuleContext, spec: RuleSpec) -> Iterator[Findin
                 f"summary block 2.2.2 with 2.2.2.1 <AliquotaIVA> 0.00 has no 2.2.2.2 <Natura> "
                 f"({where(summary)})",
             )
-            for summary in summaries(body)
-            if decimal_at(summary, "AliquotaIVA") == ZERO and child(summary, "Natura") is None
+            for summary in (
+                holder.element
+                for holder in body_facts(body).summary_holders
+                if holder.rate == ZERO and holder.natura_element is None
+            )
         ]
         yield from body_findings(ctx, spec, index, offenders)
 
@@ -179,9 +178,8 @@ def summary_natura_forbidden(ctx: RuleContext, spec: RuleSpec) -> Iterator[Findi
         if doc_type(body) == REVERSE_CHARGE_INTEGRATION:
             continue
         offenders = []
-        for summary in summaries(body):
-            rate = decimal_at(summary, "AliquotaIVA")
-            natura = child(summary, "Natura")
+        for holder in body_facts(body).summary_holders:
+            rate, natura = holder.rate, holder.natura_element
             if rate is not None and rate != ZERO and natura is not None:
                 offenders.append(
                     (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from varco.fatturapa.findings import Finding
-from varco.fatturapa.rules.async_rules._xml import bodies, body_prefix, where
+from varco.fatturapa.rules.async_rules._xml import bodies, body_facts, body_prefix, where
 from varco.fatturapa.rules.registry import ALL_FORMATS, RuleContext, RuleSpec, rule
 
 
@@ -18,7 +18,7 @@ from varco.fatturapa.rules.registry import ALL_FORMATS, RuleContext, RuleSpec, r
 def number_has_digit(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00425: an invoice number without any digit is refused."""
     for index, body in bodies(ctx):
-        element = body.find("DatiGenerali/DatiGeneraliDocumento/Numero")
+        element = body_facts(body).number_element
         if element is None:
             continue
         number = element.text or ""

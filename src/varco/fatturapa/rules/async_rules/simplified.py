@@ -16,6 +16,7 @@ from varco.fatturapa.rules.async_rules._xml import (
     ZERO,
     Element,
     bodies,
+    body_facts,
     body_findings,
     body_prefix,
     child,
@@ -34,7 +35,7 @@ SIMPLIFIED_GENERIC_NATURA = frozenset({"N2", "N3"})  # FSM10 has no N6
 
 def _goods(body: Element) -> Iterator[tuple[int, Element]]:
     """2.2 DatiBeniServizi blocks with their 1-based position."""
-    return enumerate(body.iterfind("DatiBeniServizi"), start=1)
+    return enumerate(body_facts(body).goods, start=1)
 
 
 def _vat_values(goods: Element) -> list[Decimal]:
@@ -159,7 +160,7 @@ def generic_natura(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
 def total_within_limit(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00460: simplified invoices are for small amounts; corrections of one are exempt."""
     for index, body in bodies(ctx):
-        if body.find("DatiGenerali/DatiFatturaRettificata") is not None:
+        if body_facts(body).corrected is not None:
             continue
         total = sum((decimal_at(goods, "Importo") or ZERO for _, goods in _goods(body)), ZERO)
         if total > SIMPLIFIED_LIMIT:

@@ -17,7 +17,9 @@ from varco.fatturapa.rules.async_rules._xml import (
     RATE_AT,
     ZERO,
     Element,
+    HolderFacts,
     bodies,
+    body_facts,
     body_findings,
     body_prefix,
     decimal_at,
@@ -25,11 +27,9 @@ from varco.fatturapa.rules.async_rules._xml import (
     holder_label,
     line_facts,
     line_label,
-    pension_funds,
     rate_holders,
     rate_text,
     summaries,
-    text,
     where,
 )
 from varco.fatturapa.rules.registry import ORDINARY, RuleContext, RuleSpec, rule
@@ -37,13 +37,12 @@ from varco.fatturapa.rules.registry import ORDINARY, RuleContext, RuleSpec, rule
 ONE = Decimal(1)
 
 
-def _first_by_rate(elements: Iterator[Element]) -> dict[Decimal, Element]:
+def _first_by_rate(holders: list[HolderFacts]) -> dict[Decimal, Element]:
     """Each distinct AliquotaIVA with the first element carrying it."""
     found: dict[Decimal, Element] = {}
-    for element in elements:
-        rate = decimal_at(element, "AliquotaIVA")
-        if rate is not None:
-            found.setdefault(rate, element)
+    for holder in holders:
+        if holder.rate is not None:
+            found.setdefault(holder.rate, holder.element)
     return found
 
 
@@ -53,13 +52,13 @@ def _line_rates(body: Element) -> dict[Decimal, Element]:
     for line in line_facts(body):
         if line.rate is not None:
             rates.setdefault(line.rate, line.element)
-    for rate, fund in _first_by_rate(pension_funds(body)).items():
+    for rate, fund in _first_by_rate(body_facts(body).fund_holders).items():
         rates.setdefault(rate, fund)
     return rates
 
 
 def _too_few_summaries(body: Element, line_rates: dict[Decimal, Element]) -> bool:
-    return sum(1 for _ in summaries(body)) < len(line_rates)
+    return len(summaries(body)) < len(line_rates)
 
 
 @rule(
@@ -121,7 +120,7 @@ def rates_match_summaries(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]
     """00443: the summary rates and the line/pension-fund rates are the same set."""
     for index, body in bodies(ctx):
         line_rates = _line_rates(body)
-        summary_rates = _first_by_rate(summaries(body))
+        summary_rates = _first_by_rate(body_facts(body).summary_holders)
         offenders = []
         if not _too_few_summaries(body, line_rates):  # else 00419 already reports the gap
             for rate, element in line_rates.items():
@@ -145,12 +144,11 @@ def rates_match_summaries(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]
         yield from body_findings(ctx, spec, index, offenders)
 
 
-def _first_by_natura(elements: Iterator[Element]) -> dict[str, Element]:
+def _first_by_natura(holders: list[HolderFacts]) -> dict[str, Element]:
     found: dict[str, Element] = {}
-    for element in elements:
-        natura = text(element, "Natura")
-        if natura is not None:
-            found.setdefault(natura, element)
+    for holder in holders:
+        if holder.natura is not None:
+            found.setdefault(holder.natura, holder.element)
     return found
 
 
@@ -167,9 +165,10 @@ def naturas_match_summaries(ctx: RuleContext, spec: RuleSpec) -> Iterator[Findin
         for line in line_facts(body):
             if line.natura is not None:
                 used.setdefault(line.natura, line.element)
-        for natura, fund in _first_by_natura(pension_funds(body)).items():
+        facts = body_facts(body)
+        for natura, fund in _first_by_natura(facts.fund_holders).items():
             used.setdefault(natura, fund)
-        summarised = _first_by_natura(summaries(body))
+        summarised = _first_by_natura(facts.summary_holders)
         offenders = [
             (
                 element,

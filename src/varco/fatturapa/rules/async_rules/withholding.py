@@ -12,6 +12,7 @@ from varco.fatturapa.findings import Finding
 from varco.fatturapa.rules.async_rules._xml import (
     Element,
     bodies,
+    body_facts,
     body_prefix,
     line_facts,
     line_label,
@@ -23,7 +24,7 @@ from varco.fatturapa.rules.registry import ORDINARY, RuleContext, RuleSpec, rule
 
 
 def _has_withholding(body: Element) -> bool:
-    return body.find("DatiGenerali/DatiGeneraliDocumento/DatiRitenuta") is not None
+    return body_facts(body).withholding
 
 
 def _flagged(elements: Iterator[Element]) -> list[Element]:
