@@ -89,6 +89,20 @@ def embedded(stack: ExitStack, work: Path) -> Topology:
     return Topology("embedded", base, f"sqlite:///{data / 'varco.sqlite3'}", {"serve": pid})
 
 
+def embedded_split(stack: ExitStack, work: Path) -> Topology:
+    """The embedded default with its worker in a process of its own (`serve --no-worker` + `worker`)."""
+    data = work / "split"
+    env = env_for(data)
+    base, pid = api(stack, env, work / "split.log", "--no-worker")
+    worker = stack.enter_context(process(["worker"], env, work / "split-worker.log"))
+    return Topology(
+        "embedded, worker process",
+        base,
+        f"sqlite:///{data / 'varco.sqlite3'}",
+        {"serve": pid, "worker": worker},
+    )
+
+
 def production(stack: ExitStack, work: Path, postgres: Postgres, queue: str) -> Topology:
     database_url = postgres.new()
     env = production_env(work / "production", database_url, queue)
@@ -121,7 +135,7 @@ def main() -> None:
     parser.add_argument("--invoices", type=int, default=500, help="per round (and /health requests)")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--topology", choices=["embedded", "production", "both"], default="both")
+    parser.add_argument("--topology", choices=["embedded", "split", "production", "both"], default="both")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="varco-bench-e2e-"))
     queue = f"varco-bench-e2e-{uuid.uuid4().hex[:8]}"
@@ -136,6 +150,8 @@ def main() -> None:
             with ExitStack() as stack:
                 if name == "embedded":
                     topology = embedded(stack, work)
+                elif name == "split":
+                    topology = embedded_split(stack, work)
                 else:
                     topology = production(stack, work, postgres, queue)
                 topology.warm_up(args.clients)
