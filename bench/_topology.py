@@ -11,12 +11,13 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from functools import cache
 from pathlib import Path
 
 import httpx
+import redis
 from _server import free_port
 from lxml import etree
 from sqlalchemy import create_engine, text
@@ -127,6 +128,13 @@ def production_env(work: Path, database_url: str, queue: str) -> dict[str, str]:
     )
 
 
+def drop_queue(queue: str) -> None:
+    """Delete the Redis keys of a run's queue name (wake-ups, limits)."""
+    client = redis.Redis.from_url(REDIS_URL)
+    for key in client.scan_iter(f"*{queue}*"):
+        client.delete(key)
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU of a process so far (/proc/PID/stat)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -177,13 +185,7 @@ def health_rate(base: str, count: int, threads: int) -> float:
                     left[0] -= 1
                 assert http.get("/health").status_code == 200
 
-    start = time.perf_counter()
-    clients = [threading.Thread(target=client) for _ in range(threads)]
-    for thread in clients:
-        thread.start()
-    for thread in clients:
-        thread.join()
-    return count / (time.perf_counter() - start)
+    return count / _in_threads(client, [()] * threads)
 
 
 def upload_all(bases: list[str], count: int, threads: int) -> float:
@@ -214,10 +216,15 @@ def upload_all(bases: list[str], count: int, threads: int) -> float:
                 )
                 assert answer.json()["errorCode"] == "0000", answer.text
 
+    return _in_threads(client, [(bases[n % len(bases)],) for n in range(threads)])
+
+
+def _in_threads(target: Callable[..., None], args: list[tuple[object, ...]]) -> float:
+    """Run `target` once per argument tuple, each in a thread of its own: the seconds until all end."""
     start = time.perf_counter()
-    clients = [threading.Thread(target=client, args=(bases[n % len(bases)],)) for n in range(threads)]
-    for thread in clients:
+    threads = [threading.Thread(target=target, args=a) for a in args]
+    for thread in threads:
         thread.start()
-    for thread in clients:
+    for thread in threads:
         thread.join()
     return time.perf_counter() - start

@@ -29,14 +29,12 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-import redis
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _topology import (  # noqa: E402
-    REDIS_URL,
     Postgres,
     api,
     cpu_seconds,
+    drop_queue,
     env_for,
     health_rate,
     process,
@@ -159,9 +157,7 @@ def main() -> None:
             report(topology, rounds)
     finally:
         postgres.drop()
-        client = redis.Redis.from_url(REDIS_URL)
-        for key in client.scan_iter(f"*{queue}*"):
-            client.delete(key)
+        drop_queue(queue)
 
 
 if __name__ == "__main__":

@@ -26,14 +26,12 @@ import uuid
 from contextlib import ExitStack
 from pathlib import Path
 
-import redis
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _topology import (  # noqa: E402
-    REDIS_URL,
     Postgres,
     api,
     cpu_seconds,
+    drop_queue,
     env_for,
     process,
     production_env,
@@ -96,9 +94,7 @@ def main() -> None:
         )
     finally:
         postgres.drop()
-        client = redis.Redis.from_url(REDIS_URL)
-        for key in client.scan_iter(f"*{queue}*"):
-            client.delete(key)
+        drop_queue(queue)
 
     print(f"{args.invoices} typical invoices, {args.threads} upload clients")
     print(f"{'figure':52} {'embedded':>10} {'PostgreSQL':>11} {'ratio':>7}  target")
