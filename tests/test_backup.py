@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import subprocess
@@ -328,6 +329,116 @@ def test_backup_and_restore_refuse_what_is_not_empty(small_backup, tmp_path: Pat
     restored = varco(empty, "restore", str(dest))  # an empty directory is fine
     assert restored.returncode == 0, restored.stderr
     assert (empty / "mail" / "20261123T080000Z-000001.eml").read_bytes() == b"Subject: hello\n\nhello\n"
+
+
+def _rewrite_manifest(dest: Path, change) -> None:
+    manifest = json.loads((dest / "manifest.json").read_text())
+    change(manifest)
+    (dest / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _matching(manifest: dict, entry: dict, data: bytes) -> None:
+    entry["size"], entry["sha256"] = len(data), sha256(data)
+
+
+MAIL = "files/mail/20261123T080000Z-000001.eml"
+
+
+def _link_database_to(target: str):
+    def tamper(dest: Path, tmp_path: Path) -> None:
+        (dest / "varco.sqlite3").unlink()
+        (dest / "varco.sqlite3").symlink_to(target)
+
+    return tamper
+
+
+def _fifo_database(dest: Path, tmp_path: Path) -> None:
+    (dest / "varco.sqlite3").unlink()
+    os.mkfifo(dest / "varco.sqlite3")
+
+
+def _mail_linked_outside(dest: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"a file of the machine, not of the backup")
+    (dest / MAIL).unlink()
+    (dest / MAIL).symlink_to(outside)
+    _rewrite_manifest(dest, lambda m: _matching(m, m["files"][0], outside.read_bytes()))
+
+
+def _mail_linked_inside(dest: Path, tmp_path: Path) -> None:
+    """A link that stays inside the backup is refused too: every file of a backup is a file."""
+    (dest / MAIL).unlink()
+    (dest / MAIL).symlink_to(dest / "manifest.json")
+    _rewrite_manifest(dest, lambda m: _matching(m, m["files"][0], b""))
+
+
+def _files_folder_linked_outside(dest: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(dest / "files", elsewhere)
+    shutil.rmtree(dest / "files")
+    (dest / "files").symlink_to(elsewhere)
+
+
+def _not_a_database(dest: Path, tmp_path: Path) -> None:
+    garbage = b"not a database"
+    (dest / "varco.sqlite3").write_bytes(garbage)
+    _rewrite_manifest(dest, lambda m: _matching(m, m["database"], garbage))
+
+
+def _truncated_database(dest: Path, tmp_path: Path) -> None:
+    data = (dest / "varco.sqlite3").read_bytes()[:8192]
+    (dest / "varco.sqlite3").write_bytes(data)
+    _rewrite_manifest(dest, lambda m: _matching(m, m["database"], data))
+
+
+def _file_and_folder_of_one_name(dest: Path, tmp_path: Path) -> None:
+    (dest / "files" / "a").mkdir()
+    (dest / "files" / "a" / "b").write_bytes(b"b")
+    (dest / "files" / "x").write_bytes(b"x")
+
+    def change(manifest: dict) -> None:
+        manifest["files"] += [
+            {"path": "a", "size": 1, "sha256": sha256(b"x")},
+            {"path": "a/b", "size": 1, "sha256": sha256(b"b")},
+        ]
+
+    _rewrite_manifest(dest, change)
+
+
+@pytest.mark.parametrize(
+    ("tamper", "says"),
+    [
+        (_link_database_to("/dev/zero"), "leads out of the backup"),  # would fill the disk
+        (_fifo_database, "is not a regular file"),  # would hang
+        (_mail_linked_outside, "leads out of the backup"),
+        (_mail_linked_inside, "cannot be read from the backup"),
+        (_files_folder_linked_outside, "leads out of the backup"),
+        (_not_a_database, "is not a usable SQLite database"),
+        (_truncated_database, "SQLite"),
+        (_file_and_folder_of_one_name, "cannot be restored"),
+        (lambda dest, _: _rewrite_manifest(dest, lambda m: m.pop("created_at")), "is damaged: 'created_at'"),
+        (lambda dest, _: _rewrite_manifest(dest, lambda m: m["files"][0].update(path="a\0b")), "is damaged"),
+    ],
+)
+def test_a_tampered_backup_is_refused_in_one_line_and_nothing_restored(
+    small_backup, tmp_path: Path, tamper, says: str
+) -> None:
+    """The manifest's checksums find damage, not tampering: restore reads only regular files inside
+    the backup, no more than the manifest's size, and checks the database before using it."""
+    _, dest = small_backup
+    tamper(dest, tmp_path)
+    target = tmp_path / "restored"
+    refused = varco(target, "restore", str(dest))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert says in refused.stderr and "Traceback" not in refused.stderr
+    assert refused.stderr.count("\n") == 1  # one line
+    assert not target.exists() and not list(tmp_path.glob(".*restoring*"))
+
+
+def test_backup_into_an_unwritable_place_says_so_in_one_line(small_backup, tmp_path: Path) -> None:
+    data_dir, _ = small_backup
+    refused = varco(data_dir, "backup", "/proc/self/backup")
+    assert refused.returncode == 2 and refused.stderr.startswith("error: the backup could not be written")
 
 
 # `varco backup --verify` on both databases, each test its own (fresh) database.

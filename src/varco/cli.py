@@ -180,6 +180,8 @@ def backup(
         manifest = backups.backup(backups.Installation.of(settings), dest, current_clock().now())
     except backups.BackupError as exc:
         fail(str(exc))
+    except OSError as exc:  # DEST unwritable, the disk full...
+        fail(f"the backup could not be written to {dest}: {exc}")
     database = manifest["database"]
     typer.echo(
         f"backed up the database (schema {', '.join(manifest['schema_revision'])}, {database['size']} bytes) "
@@ -199,6 +201,8 @@ def restore(src: Annotated[Path, typer.Argument(help="A directory made by `varco
         manifest = backups.restore(src, installation)
     except backups.BackupError as exc:
         fail(str(exc))
+    except OSError as exc:  # the data dir's parent unwritable, the disk full...
+        fail(f"the backup could not be restored into {settings.data_dir}: {exc}")
     typer.echo(
         f"restored the backup of {manifest['created_at']} (varco {manifest['varco_version']}, schema "
         f"{', '.join(manifest['schema_revision'])}) into {installation.data_dir}, every checksum verified:"

@@ -56,7 +56,7 @@ def _check_reader(request: Request, settings: Settings) -> None:
             raise Forbidden("GET /metrics is not open to this address (VARCO_METRICS_ALLOW)")
     if token is not None:
         given = (bearer_token(request) or "").encode()
-        if not hmac.compare_digest(given, token.get_secret_value().encode()):
+        if not given or not hmac.compare_digest(given, token.get_secret_value().encode()):
             raise Unauthorized(headers={"WWW-Authenticate": "Bearer"})
 
 

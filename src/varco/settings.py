@@ -210,6 +210,9 @@ class Settings(BaseSettings):
                 raise ValueError("VARCO_SDICOOP_INBOUND_OPEN is for tests: refused in production")
         if len(self.recipient_code) != 7:
             raise ValueError("VARCO_RECIPIENT_CODE must have seven characters")
+        # `VARCO_METRICS_TOKEN=${TOKEN}` with TOKEN unset would otherwise open /metrics to an empty bearer.
+        if self.metrics_token is not None and not self.metrics_token.get_secret_value().strip():
+            raise ValueError("VARCO_METRICS_TOKEN is empty: set a random token, or unset the variable")
         return self
 
     @property

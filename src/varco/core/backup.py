@@ -24,12 +24,13 @@ import json
 import os
 import shutil
 import sqlite3
+import stat
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
@@ -129,9 +130,15 @@ def restore(src: Path, installation: Installation) -> dict[str, Any]:
     database_copy.unlink(missing_ok=True)
     try:
         _make_dirs(staging)
-        _restore_file(src / DATABASE, database_copy, manifest["database"])
+        root = src.resolve()
+        _restore_file(root, root / DATABASE, database_copy, manifest["database"])
+        _check_database(database_copy)
         for entry in manifest["files"]:
-            _restore_file(src / FILES / entry["path"], staging / entry["path"], entry)
+            _restore_file(root, root / FILES / entry["path"], staging / entry["path"], entry)
+    except OSError as exc:  # e.g. entries `a` and `a/b`: one of them cannot be a file
+        shutil.rmtree(staging, ignore_errors=True)
+        database_copy.unlink(missing_ok=True)
+        raise BackupError(f"the backup cannot be restored: {exc}; nothing was restored") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         database_copy.unlink(missing_ok=True)
@@ -159,9 +166,17 @@ def read_manifest(src: Path) -> dict[str, Any]:
     try:
         if not all(isinstance(revision, str) for revision in manifest["schema_revision"]):
             raise ValueError("schema_revision")
+        for field, kind in (
+            ("created_at", str),
+            ("varco_version", str),
+            ("tables", dict),
+            ("pending_jobs", int),
+        ):
+            if not isinstance(manifest[field], kind):
+                raise ValueError(field)
         for entry in [manifest["database"], *manifest["files"]]:
             parts = PurePosixPath(entry["path"]).parts
-            if not parts or parts[0] == "/" or ".." in parts:
+            if not parts or parts[0] == "/" or ".." in parts or "\0" in entry["path"]:
                 raise ValueError(f"path {entry['path']!r}")
             if not isinstance(entry["size"], int) or len(entry["sha256"]) != 64:
                 raise ValueError(f"size or sha256 of {entry['path']!r}")
@@ -230,14 +245,27 @@ def _files(installation: Installation) -> Iterator[Path]:
                 yield path
 
 
-def _restore_file(source: Path, target: Path, entry: dict[str, Any]) -> None:
+def _restore_file(root: Path, source: Path, target: Path, entry: dict[str, Any]) -> None:
+    """Copy one file of the backup at `root`: a regular file inside it (no link out of it, no
+    device or pipe), read no further than one byte past the manifest's size."""
     name = entry["path"]
     try:
-        size, sha256 = _copy(source, target)
+        if root not in source.resolve().parents:
+            raise BackupError(f"{name} leads out of the backup (a symbolic link): nothing was restored")
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         raise BackupError(f"{name} is missing from the backup: nothing was restored") from None
-    except FileExistsError:
-        raise BackupError(f"{name} is twice in the manifest: the backup is damaged") from None
+    except OSError as exc:  # ELOOP: the file itself is a symbolic link
+        raise BackupError(
+            f"{name} cannot be read from the backup ({exc.strerror}): nothing was restored"
+        ) from None
+    with os.fdopen(fd, "rb") as reader:
+        if not stat.S_ISREG(os.fstat(reader.fileno()).st_mode):
+            raise BackupError(f"{name} is not a regular file in the backup: nothing was restored")
+        try:
+            size, sha256 = _copy_from(reader, target, limit=entry["size"] + 1)
+        except FileExistsError:
+            raise BackupError(f"{name} is twice in the manifest: the backup is damaged") from None
     if (size, sha256) != (entry["size"], entry["sha256"]):
         raise BackupError(
             f"{name} does not match the manifest ({size} bytes, SHA-256 {sha256}; the manifest says "
@@ -247,19 +275,38 @@ def _restore_file(source: Path, target: Path, entry: dict[str, Any]) -> None:
 
 def _copy(source: Path, target: Path) -> tuple[int, str]:
     """Copy a file, owner-only, returning its size and SHA-256 as read."""
-    digest, size = hashlib.sha256(), 0
     with source.open("rb") as reader:
-        _make_dirs(target.parent)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as writer:
-            while chunk := reader.read(_CHUNK):
-                digest.update(chunk)
-                writer.write(chunk)
-                size += len(chunk)
-            writer.flush()
-            os.fsync(writer.fileno())
+        return _copy_from(reader, target)
+
+
+def _copy_from(reader: BinaryIO, target: Path, limit: int | None = None) -> tuple[int, str]:
+    """Copy what `reader` holds (at most `limit` bytes) into a new owner-only file; its size and SHA-256."""
+    digest, size = hashlib.sha256(), 0
+    _make_dirs(target.parent)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "wb") as writer:
+        while chunk := reader.read(_CHUNK if limit is None else min(_CHUNK, limit - size)):
+            digest.update(chunk)
+            writer.write(chunk)
+            size += len(chunk)
+        writer.flush()
+        os.fsync(writer.fileno())
     return size, digest.hexdigest()
+
+
+def _check_database(path: Path) -> None:
+    """The manifest's checksum proves the copy is the file the backup holds, not that the file is a
+    database (a manifest can be rewritten): SQLite's own check, before it is put in place."""
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as copy:
+            checked = copy.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise BackupError(
+            f"the backup's database is not a usable SQLite database ({exc}): nothing was restored"
+        ) from None
+    if checked != [("ok",)]:
+        raise BackupError(f"the backup's database fails SQLite's check ({checked[:3]}): nothing was restored")
 
 
 def _digest(path: Path) -> tuple[int, str]:

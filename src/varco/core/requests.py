@@ -109,7 +109,7 @@ def _path_of(scope: Scope) -> str:
 _SECRET_NAME = re.compile(
     r"pass|pwd|token|secret|key|credential|signature|auth|bearer|session", re.IGNORECASE
 )
-_PARAMETER = re.compile(r"([^=&;#]*)(=?)([^&;#]*)")
+_PARAMETER = re.compile(r"([^=&]*)(=?)([^&]*)")
 
 
 def scrub_query(path: str) -> str:
