@@ -19,6 +19,7 @@ from varco.fatturapa.errors import FatturaPAError
 from varco.fatturapa.findings import Finding
 from varco.fatturapa.issuer import check_issuer
 from varco.fatturapa.parsing import parse_xml, xpath_of
+from varco.fatturapa.rules.async_rules._xml import LOOKUPS
 from varco.fatturapa.rules.runner import run_rules
 from varco.fatturapa.schema import declared_format, validate_schema
 from varco.fatturapa.signatures import SignatureReport, broken_report
@@ -54,8 +55,8 @@ class Report:
     root: etree._Element | None = None
     errors: list[Finding] = field(default_factory=list)
     summary: InvoiceSummary | None = None
-    # What the asynchronous rules looked up in the tree (detail lines' facts), kept for the SDI's
-    # controls over the same tree (sdi_controls.check_sdi): one walk over the lines, not two.
+    # What the rules looked up in the tree (header, bodies, parties, detail lines' facts), shared by
+    # the synchronous rules, the asynchronous ones and the SDI's controls (sdi_controls.check_sdi).
     lookups: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -182,7 +183,11 @@ def _signed_as_required(report: Report, options: CheckOptions) -> list[Finding]:
 def _schema(report: Report, options: CheckOptions) -> list[Finding]:
     findings = validate_schema(report.root)
     if not findings:
-        report.summary = extract_summary(report.root, report.format)
+        token = LOOKUPS.set(report.lookups)  # the bodies' facts the summary reads serve the rules too
+        try:
+            report.summary = extract_summary(report.root, report.format)
+        finally:
+            LOOKUPS.reset(token)
     return findings
 
 
@@ -198,7 +203,9 @@ def _extra_schema(report: Report, options: CheckOptions) -> list[Finding]:
     if options.skip_extra_schema:
         return []
     # Synchronous rules do not read the receipt day; date.min only satisfies RuleContext.
-    return run_rules(report.root, report.format, options.received_date or date.min, stage="sync")
+    return run_rules(
+        report.root, report.format, options.received_date or date.min, stage="sync", lookups=report.lookups
+    )
 
 
 def _is_blank(data: bytes) -> bool:

@@ -57,17 +57,29 @@ def vat_number(id_fiscale: etree._Element | None) -> str | None:
 def party(header: etree._Element, role: Role, simplified: bool) -> Party:
     """The party of `role` in an XSD-valid header (every step of these paths occurs at most once)."""
     ids, names = (_SIMPLIFIED if simplified else _ORDINARY)[role]
-    identifiers, name_block = element_at(header, ids), element_at(header, names)
-    vat = element_at(identifiers, "IdFiscaleIVA")
-    name = first_children(name_block)
+    identifiers = element_at(header, ids)
+    values = first_children(identifiers)  # one walk reads IdFiscaleIVA, CodiceFiscale and the name
+    vat = first_children(values.get("IdFiscaleIVA"))
+    name = _name_values(header, ids, names, values)
     person = " ".join(n for n in (string_value(name.get("Nome")), string_value(name.get("Cognome"))) if n)
     return Party(
         description=string_value(name.get("Denominazione")) or person or None,
-        country=string_value(element_at(vat, "IdPaese"))
-        or string_value(element_at(header, _SEAT[role, simplified])),
-        vat_code=string_value(element_at(vat, "IdCodice")),
-        fiscal_code=string_value(element_at(identifiers, "CodiceFiscale")),
+        country=string_value(vat.get("IdPaese")) or string_value(element_at(header, _SEAT[role, simplified])),
+        vat_code=string_value(vat.get("IdCodice")),
+        fiscal_code=string_value(values.get("CodiceFiscale")),
     )
+
+
+def _name_values(
+    header: etree._Element, ids: str, names: str, identifiers: dict[object, etree._Element]
+) -> dict[object, etree._Element]:
+    """The children of the name block, which is the identifiers block itself, one of its children
+    (ordinary Anagrafica) or a block of its own (FSM10 client)."""
+    if names == ids:
+        return identifiers
+    if names.startswith(f"{ids}/") and "/" not in names[len(ids) + 1 :]:
+        return first_children(identifiers.get(names[len(ids) + 1 :]))
+    return first_children(element_at(header, names))
 
 
 def string_value(element: etree._Element | None) -> str | None:

@@ -9,11 +9,10 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from lxml import etree
 
-from varco.fatturapa.parsing import texts_at
-from varco.fatturapa.parties import Party, element_at, first_children, party, string_value
+from varco.fatturapa.parties import Party, first_children, party, string_value
+from varco.fatturapa.rules.async_rules._xml import body_facts
 
 _CENT = Decimal("0.01")
-_DOCUMENT = "DatiGenerali/DatiGeneraliDocumento"
 
 
 @dataclass(frozen=True)
@@ -67,28 +66,28 @@ def extract_summary(root: etree._Element, fmt: str) -> InvoiceSummary:
 
 
 def _ordinary_body(body: etree._Element) -> BodySummary:
-    document = element_at(body, _DOCUMENT)
-    total_vat = _sum(texts_at(body, "DatiBeniServizi/DatiRiepilogo/Imposta"))
-    declared = string_value(element_at(document, "ImportoTotaleDocumento"))
-    total = (
-        Decimal(declared)
-        if declared
-        else _sum(texts_at(body, "DatiBeniServizi/DatiRiepilogo/ImponibileImporto")) + total_vat
-    )
-    payments = texts_at(body, "DatiPagamento/DettaglioPagamento/ImportoPagamento")
-    return _body(document, total, total_vat, _sum(payments) if payments else total)
+    facts = body_facts(body)
+    values = first_children(facts.document)
+    total_vat = _sum(_texts(facts.summaries, "Imposta"))
+    declared = string_value(values.get("ImportoTotaleDocumento"))
+    total = Decimal(declared) if declared else _sum(_texts(facts.summaries, "ImponibileImporto")) + total_vat
+    details = [detail for payment in facts.payments for detail in payment.iterchildren("DettaglioPagamento")]
+    payments = _texts(details, "ImportoPagamento")
+    return _body(values, total, total_vat, _sum(payments) if payments else total)
 
 
 def _simplified_body(body: etree._Element) -> BodySummary:
     # FSM10 2.2.2 <Importo> includes VAT; 2.2.3 gives either the tax or the rate.
-    goods = list(body.iterchildren("DatiBeniServizi"))
-    total = _sum(texts_at(body, "DatiBeniServizi/Importo"))
-    total_vat = sum((_simplified_vat(g) for g in goods), Decimal("0.00"))
-    return _body(element_at(body, _DOCUMENT), total, total_vat, total)
+    facts = body_facts(body)
+    total = _sum(_texts(facts.goods, "Importo"))
+    total_vat = sum((_simplified_vat(g) for g in facts.goods), Decimal("0.00"))
+    return _body(first_children(facts.document), total, total_vat, total)
 
 
-def _body(document: etree._Element, total: Decimal, total_vat: Decimal, net_payable: Decimal) -> BodySummary:
-    values = first_children(document)
+def _body(
+    values: dict[object, etree._Element], total: Decimal, total_vat: Decimal, net_payable: Decimal
+) -> BodySummary:
+    """The body's summary from the children of its 2.1.1 DatiGeneraliDocumento and its totals."""
     return BodySummary(
         document_type=string_value(values.get("TipoDocumento")),
         number=string_value(values.get("Numero")),
@@ -109,6 +108,19 @@ def _simplified_vat(goods: etree._Element) -> Decimal:
     rate = Decimal(string_value(vat.get("Aliquota")) or "0")
     amount = Decimal(string_value(values.get("Importo")))
     return (amount * rate / (100 + rate)).quantize(_CENT, ROUND_HALF_UP)  # VAT inside a gross amount
+
+
+def _texts(parents: Iterable[etree._Element], tag: str) -> list[str]:
+    """The text nodes of every `tag` child of `parents`, in document order: what the XPath
+    `.../tag/text()` returns (a comment inside a value splits it into several nodes)."""
+    return [text for parent in parents for item in parent.iterchildren(tag) for text in _text_nodes(item)]
+
+
+def _text_nodes(element: etree._Element) -> list[str]:
+    if len(element) == 0:  # a leaf, as every invoice value is
+        return [element.text] if element.text else []
+    nodes = [element.text, *(item.tail for item in element)]
+    return [node for node in nodes if node]
 
 
 def _sum(values: Iterable[str]) -> Decimal:

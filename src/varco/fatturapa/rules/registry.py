@@ -29,9 +29,10 @@ class RuleContext:
     root: etree._Element  # the FatturaElettronica / FatturaElettronicaSemplificata root
     format: str  # "FPA12" | "FPR12" | "FSM10" (from the root's `versione`)
     received_date: date  # the day the Exchange System received the file (check 00403)
-    # Facts of this document that several rules derive (the parties...), computed once: see
-    # `async_rules._parties`.
-    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    # Facts of this document that several rules derive (the parties, each body's facts...), computed
+    # once: see `async_rules._parties` and `async_rules._xml`. `check` hands the same memo to every
+    # stage of one document, so the sync stage's look-ups serve the async rules and the SDI controls.
+    memo: dict[tuple[object, ...], object] = field(default_factory=dict, compare=False, repr=False)
     # Every rule reads these: found once per document, not once per rule.
     header: etree._Element = field(init=False, compare=False, repr=False)
     bodies: list[etree._Element] = field(init=False, compare=False, repr=False)
@@ -39,8 +40,9 @@ class RuleContext:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: the derived fields are set once, here
-        set_(self, "header", next(self.root.iterchildren("FatturaElettronicaHeader"), None))
-        set_(self, "bodies", list(self.root.iterchildren("FatturaElettronicaBody")))
+        header, bodies = _top_level(self.root, self.memo)
+        set_(self, "header", header)
+        set_(self, "bodies", bodies)
         set_(self, "is_simplified", self.format == "FSM10")
 
     def xpath_of(self, element: etree._Element) -> str:
@@ -58,6 +60,19 @@ class RuleContext:
             body=body,
             hint=spec.hint,
         )
+
+
+def _top_level(
+    root: etree._Element, memo: dict[tuple[object, ...], object]
+) -> tuple[etree._Element | None, list[etree._Element]]:
+    """The header and the bodies of `root`, found once per memo (keyed by the root: a memo never
+    answers for another document)."""
+    key = ("top", root)
+    found = memo.get(key)
+    if found is None:
+        header = next(root.iterchildren("FatturaElettronicaHeader"), None)
+        found = memo[key] = (header, list(root.iterchildren("FatturaElettronicaBody")))
+    return found  # type: ignore[return-value]
 
 
 Check = Callable[[RuleContext, "RuleSpec"], Iterable[Finding]]

@@ -23,10 +23,11 @@ def run_rules(
     lookups: dict[tuple[object, ...], object] | None = None,
 ) -> list[Finding]:
     """Every finding of every rule registered for `fmt` (and `stage`, when given), in table order.
-    `lookups`: the document's memo of line look-ups, to share with a later pass (the SDI controls)."""
-    ctx = RuleContext(root=root, format=fmt, received_date=received_date)
+    `lookups`: the document's memo of look-ups, shared with the other stages (`RuleContext.memo`)."""
+    memo = {} if lookups is None else lookups
+    ctx = RuleContext(root=root, format=fmt, received_date=received_date, memo=memo)
     findings: list[Finding] = []
-    token = LOOKUPS.set({} if lookups is None else lookups)  # rules share line lookups for this document
+    token = LOOKUPS.set(memo)  # rules share line lookups for this document
     try:
         for spec in rules_for(fmt, stage):
             findings.extend(spec.run(ctx))

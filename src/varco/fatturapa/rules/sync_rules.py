@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from varco.fatturapa.findings import Finding
+from varco.fatturapa.rules.async_rules._parties import client
+from varco.fatturapa.rules.async_rules._xml import descendant
 from varco.fatturapa.rules.registry import RuleContext, RuleSpec, rule
 
 
@@ -17,15 +19,12 @@ from varco.fatturapa.rules.registry import RuleContext, RuleSpec, rule
 )
 def recipient_xxxxxxx_only_abroad(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """XXXXXXX routes the invoice abroad: the client must have a non-Italian IdFiscaleIVA."""
-    code = ctx.header.find("DatiTrasmissione/CodiceDestinatario")
+    code = descendant(ctx.header, "DatiTrasmissione/CodiceDestinatario")
     if code.text != "XXXXXXX":
         return
-    number, path = (
-        ("1.3.1.1", "CessionarioCommittente/IdentificativiFiscali/IdFiscaleIVA")
-        if ctx.is_simplified
-        else ("1.4.1.1", "CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA")
-    )
-    vat = ctx.header.find(path)
+    number = "1.3.1.1" if ctx.is_simplified else "1.4.1.1"
+    party = client(ctx)  # found once per document: the asynchronous rules read it again
+    vat = party.vat if party is not None else None
     if vat is None:
         yield ctx.finding(
             spec,
@@ -34,7 +33,7 @@ def recipient_xxxxxxx_only_abroad(ctx: RuleContext, spec: RuleSpec) -> Iterator[
             code,
         )
         return
-    country = vat.find("IdPaese")
+    country = party.country_element
     if country.text == "IT":
         yield ctx.finding(
             spec,

@@ -23,7 +23,11 @@ def check_sdi(
     if findings or report.root is None or report.format is None:
         return findings
     ctx = SdiContext(
-        root=report.root, format=report.format, received_date=received_date or date.min, facts=facts
+        root=report.root,
+        format=report.format,
+        received_date=received_date or date.min,
+        memo=report.lookups,
+        facts=facts,
     )
     token = LOOKUPS.set(report.lookups)  # the line look-ups the contract's rules made, and shared
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from varco.fatturapa.parties import first_children
 from varco.fatturapa.rules.async_rules._xml import Element, child, descendant, text
 from varco.fatturapa.rules.registry import RuleContext
 
@@ -63,9 +64,10 @@ class Party:
 def _party(block: Element | None, numbers: Numbers) -> Party | None:
     if block is None:
         return None
-    vat, tax_code_element = child(block, "IdFiscaleIVA"), child(block, "CodiceFiscale")
-    country_element = child(vat, "IdPaese") if vat is not None else None
-    code_element = child(vat, "IdCodice") if vat is not None else None
+    values = first_children(block)  # one walk over the block's children, not one search per value
+    vat, tax_code_element = values.get("IdFiscaleIVA"), values.get("CodiceFiscale")
+    ids = first_children(vat)
+    country_element, code_element = ids.get("IdPaese"), ids.get("IdCodice")
     country, code = _compact(text(country_element)), text(code_element)
     compact_code = _compact(code)
     return Party(
@@ -84,26 +86,28 @@ def _party(block: Element | None, numbers: Numbers) -> Party | None:
 
 def supplier(ctx: RuleContext) -> Party | None:
     """1.2 CedentePrestatore (found once per document: several rules ask)."""
+    key = ("supplier", ctx.header)  # by the header: the memo may serve several stages of a document
     try:
-        return ctx.memo["supplier"]  # type: ignore[return-value]
+        return ctx.memo[key]  # type: ignore[return-value]
     except KeyError:
         if ctx.is_simplified:
             found = _party(child(ctx.header, "CedentePrestatore"), SUPPLIER_SIMPLIFIED)
         else:
             found = _party(descendant(ctx.header, "CedentePrestatore/DatiAnagrafici"), SUPPLIER_ORDINARY)
-        ctx.memo["supplier"] = found
+        ctx.memo[key] = found
         return found
 
 
 def client(ctx: RuleContext) -> Party | None:
     """1.4 (ordinary) / 1.3 (simplified) CessionarioCommittente (found once per document)."""
+    key = ("client", ctx.header)
     try:
-        return ctx.memo["client"]  # type: ignore[return-value]
+        return ctx.memo[key]  # type: ignore[return-value]
     except KeyError:
         block = "IdentificativiFiscali" if ctx.is_simplified else "DatiAnagrafici"
         path = f"CessionarioCommittente/{block}"
         numbers = CLIENT_SIMPLIFIED if ctx.is_simplified else CLIENT_ORDINARY
-        found = ctx.memo["client"] = _party(descendant(ctx.header, path), numbers)
+        found = ctx.memo[key] = _party(descendant(ctx.header, path), numbers)
         return found
 
 

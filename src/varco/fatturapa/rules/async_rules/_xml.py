@@ -141,6 +141,7 @@ class BodyFacts:
     """What the rules read of one FatturaElettronicaBody outside its detail lines, collected in one
     walk over 2.1 DatiGenerali, 2.1.1 DatiGeneraliDocumento and 2.2 DatiBeniServizi."""
 
+    document: Element | None = None  # 2.1.1 DatiGeneraliDocumento
     type: str | None = None  # 2.1.1.1 TipoDocumento, stripped
     date_element: Element | None = None  # 2.1.1.3 Data
     date: date | None = None
@@ -153,6 +154,7 @@ class BodyFacts:
     goods: list[Element] = field(default_factory=list)  # 2.2 DatiBeniServizi
     lines: list[Element] = field(default_factory=list)  # 2.2.1 DettaglioLinee (ordinary)
     summaries: list[Element] = field(default_factory=list)  # 2.2.2 DatiRiepilogo (ordinary)
+    payments: list[Element] = field(default_factory=list)  # 2.4 DatiPagamento
     summary_holders: list[HolderFacts] = field(default_factory=list)  # their facts
     fund_holders: list[HolderFacts] = field(default_factory=list)  # facts of pension_funds
 
@@ -165,11 +167,14 @@ def body_facts(body: Element) -> BodyFacts:
         if found is not None:
             return found  # type: ignore[return-value]
     facts = BodyFacts()
-    for part in body.iterchildren("DatiGenerali", "DatiBeniServizi"):
+    for part in body.iterchildren("DatiGenerali", "DatiBeniServizi", "DatiPagamento"):
+        if part.tag == "DatiPagamento":
+            facts.payments.append(part)
+            continue
         if part.tag == "DatiBeniServizi":
             facts.goods.append(part)
-            for item in part.iterchildren("DettaglioLinee", "DatiRiepilogo"):
-                (facts.lines if item.tag == "DettaglioLinee" else facts.summaries).append(item)
+            facts.lines.extend(part.iterchildren("DettaglioLinee"))  # lxml filters: no Python per line
+            facts.summaries.extend(part.iterchildren("DatiRiepilogo"))
             continue
         blocks = part.iterchildren("DatiGeneraliDocumento", "DatiFattureCollegate", "DatiFatturaRettificata")
         for block in blocks:
@@ -179,7 +184,8 @@ def body_facts(body: Element) -> BodyFacts:
             elif tag == "DatiFatturaRettificata":
                 if facts.corrected is None:
                     facts.corrected = block
-            elif facts.date_element is None:  # the first DatiGeneraliDocumento, as `find` reads it
+            elif facts.document is None:  # the first DatiGeneraliDocumento, as `find` reads it
+                facts.document = block
                 _read_document(block, facts)
     facts.summary_holders = [_holder_facts(summary) for summary in facts.summaries]
     facts.fund_holders = [_holder_facts(fund) for fund in facts.pension_funds]
@@ -226,57 +232,94 @@ class LineFacts:
     children so that eight rules over thousands of lines cost one pass, not eight."""
 
     element: Element
-    rate: Decimal | None  # 2.2.1.12 AliquotaIVA
-    rate_element: Element | None
-    natura: str | None  # 2.2.1.14 Natura, stripped
-    natura_element: Element | None
-    withholding: str | None  # 2.2.1.13 Ritenuta
-    discounts: tuple[Element, ...]  # 2.2.1.10 ScontoMaggiorazione
-    # The amounts as written (the SDI's 00422/00423 parse them; the contract's rules do not read them)
-    quantity: str | None = None  # 2.2.1.5 Quantita
-    unit_price: str | None = None  # 2.2.1.9 PrezzoUnitario
-    total: str | None = None  # 2.2.1.11 PrezzoTotale
-    total_element: Element | None = None
+    rate: Decimal | None = None  # 2.2.1.12 AliquotaIVA
+    rate_element: Element | None = None
+    natura: str | None = None  # 2.2.1.14 Natura, stripped
+    natura_element: Element | None = None
+    withholding: str | None = None  # 2.2.1.13 Ritenuta
+    discounts: tuple[Element, ...] = ()  # 2.2.1.10 ScontoMaggiorazione
+    # The amounts (the SDI's 00422/00423 parse them; the contract's rules do not, so their texts are
+    # read only when asked)
+    quantity_element: Element | None = None  # 2.2.1.5 Quantita
+    unit_price_element: Element | None = None  # 2.2.1.9 PrezzoUnitario
+    total_element: Element | None = None  # 2.2.1.11 PrezzoTotale
+
+    @property
+    def quantity(self) -> str | None:
+        """2.2.1.5 Quantita as written (stripped)."""
+        return _stripped_text(self.quantity_element)
+
+    @property
+    def unit_price(self) -> str | None:
+        """2.2.1.9 PrezzoUnitario as written (stripped)."""
+        return _stripped_text(self.unit_price_element)
+
+    @property
+    def total(self) -> str | None:
+        """2.2.1.11 PrezzoTotale as written (stripped)."""
+        return _stripped_text(self.total_element)
 
 
-_AMOUNTS = {"Quantita": 0, "PrezzoUnitario": 1, "PrezzoTotale": 2}
+def _stripped_text(element: Element | None) -> str | None:
+    return (element.text or "").strip() or None if element is not None else None
 
 
-def _line_facts(line: Element, rates: dict[str, Decimal | None]) -> LineFacts:
-    rate = rate_element = natura = natura_element = withholding = total_element = None
-    discounts: list[Element] = []
-    amounts: list[str | None] = [None, None, None]
-    for item in line.iterchildren():
-        tag = item.tag
-        position = _AMOUNTS.get(tag)
-        if position is not None:
-            amounts[position] = (item.text or "").strip() or None
-            if position == 2:
-                total_element = item
-        elif tag == "AliquotaIVA":
-            rate_element = item
-            raw = (item.text or "").strip()
-            if raw not in rates:  # a document uses a handful of rates: parse each once
-                rates[raw] = decimal(raw or None)
-            rate = rates[raw]
-        elif tag == "Natura":
-            natura_element = item
-            natura = (item.text or "").strip() or None
-        elif tag == "Ritenuta":
-            withholding = (item.text or "").strip() or None
-        elif tag == "ScontoMaggiorazione":
-            discounts.append(item)
-    return LineFacts(
-        line,
-        rate,
-        rate_element,
-        natura,
-        natura_element,
-        withholding,
-        tuple(discounts),
-        *amounts,
-        total_element,
-    )
+# The children of a detail line that the rules read, and the field each fills.
+_QUANTITY, _UNIT_PRICE, _TOTAL, _RATE, _NATURA, _WITHHOLDING, _DISCOUNT = range(7)
+_LINE_VALUES = {
+    "Quantita": _QUANTITY,
+    "PrezzoUnitario": _UNIT_PRICE,
+    "PrezzoTotale": _TOTAL,
+    "AliquotaIVA": _RATE,
+    "Natura": _NATURA,
+    "Ritenuta": _WITHHOLDING,
+    "ScontoMaggiorazione": _DISCOUNT,
+}
+_LINE_WALK = ("DettaglioLinee", *_LINE_VALUES)
+
+
+def _walk_lines(goods: list[Element]) -> list[LineFacts]:
+    """The facts of each 2.2.1 DettaglioLinee of the goods blocks, in one walk per block: lxml
+    matches the tags, so a line's other children and their descendants never become Python objects
+    (with thousands of lines, most of the cost). Parents are compared so that only a block's own
+    lines and a line's own children count, as a walk over children would; a value given twice
+    counts with its last occurrence."""
+    found: list[LineFacts] = []
+    rates: dict[str, Decimal | None] = {}  # a document uses a handful of rates: parse each once
+    for block in goods:
+        facts: LineFacts | None = None
+        for item in block.iter(*_LINE_WALK):
+            tag = item.tag
+            parent = item.getparent()
+            if tag == "DettaglioLinee":
+                if parent is block:
+                    facts = LineFacts(item)
+                    found.append(facts)
+                continue
+            if facts is None or parent is not facts.element:
+                continue
+            # The hot loop of a large file: the dispatch stays inline.
+            place = _LINE_VALUES[tag]
+            if place == _QUANTITY:
+                facts.quantity_element = item
+            elif place == _UNIT_PRICE:
+                facts.unit_price_element = item
+            elif place == _TOTAL:
+                facts.total_element = item
+            elif place == _RATE:
+                facts.rate_element = item
+                raw = (item.text or "").strip()
+                if raw not in rates:
+                    rates[raw] = decimal(raw or None)
+                facts.rate = rates[raw]
+            elif place == _NATURA:
+                facts.natura_element = item
+                facts.natura = (item.text or "").strip() or None
+            elif place == _WITHHOLDING:
+                facts.withholding = (item.text or "").strip() or None
+            else:
+                facts.discounts += (item,)
+    return found
 
 
 def line_facts(body: Element) -> list[LineFacts]:
@@ -287,8 +330,7 @@ def line_facts(body: Element) -> list[LineFacts]:
         found = cache.get(key)
         if found is not None:
             return found  # type: ignore[return-value]
-    rates: dict[str, Decimal | None] = {}
-    facts = [_line_facts(line, rates) for line in body_facts(body).lines]
+    facts = _walk_lines(body_facts(body).goods)
     if cache is not None:
         cache[key] = facts
     return facts

@@ -9,10 +9,12 @@ of them is above zero.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from decimal import Decimal
 
 from varco.fatturapa.findings import Finding
 from varco.fatturapa.rules.async_rules._xml import (
+    LOOKUPS,
     ZERO,
     Element,
     bodies,
@@ -20,7 +22,7 @@ from varco.fatturapa.rules.async_rules._xml import (
     body_findings,
     body_prefix,
     child,
-    decimal_at,
+    decimal,
     doc_date,
     rate_text,
     text,
@@ -33,24 +35,66 @@ SIMPLIFIED_LIMIT = Decimal("400.00")  # DPR 633/72 art. 21-bis, DM 10 May 2019
 SIMPLIFIED_GENERIC_NATURA = frozenset({"N2", "N3"})  # FSM10 has no N6
 
 
-def _goods(body: Element) -> Iterator[tuple[int, Element]]:
-    """2.2 DatiBeniServizi blocks with their 1-based position."""
-    return enumerate(body_facts(body).goods, start=1)
+@dataclass(slots=True)
+class GoodsFacts:
+    """What the rules read of one 2.2 DatiBeniServizi block, in one walk over its children (the
+    first of each, as `find` reads them; Imposta and Aliquota from the first 2.2.3 DatiIVA that
+    has one)."""
+
+    element: Element
+    amount: Decimal | None = None  # 2.2.2 Importo
+    tax_element: Element | None = None  # 2.2.3.1 Imposta
+    tax: Decimal | None = None
+    rate_element: Element | None = None  # 2.2.3.2 Aliquota
+    rate: Decimal | None = None
+    natura_element: Element | None = None  # 2.2.4 Natura
+
+    def vat_values(self) -> list[Decimal]:
+        """The values given in 2.2.3.1 Imposta and 2.2.3.2 Aliquota."""
+        return [value for value in (self.tax, self.rate) if value is not None]
+
+    def vat_text(self) -> str:
+        parts = []
+        if (tax := text(self.tax_element)) is not None:
+            parts.append(f"2.2.3.1 <Imposta> {tax}")
+        if (rate := text(self.rate_element)) is not None:
+            parts.append(f"2.2.3.2 <Aliquota> {rate}")
+        return " and ".join(parts)
 
 
-def _vat_values(goods: Element) -> list[Decimal]:
-    """The values given in 2.2.3.1 Imposta and 2.2.3.2 Aliquota."""
-    values = (decimal_at(goods, "DatiIVA/Imposta"), decimal_at(goods, "DatiIVA/Aliquota"))
-    return [value for value in values if value is not None]
+def _goods_facts(goods: Element) -> GoodsFacts:
+    facts = GoodsFacts(goods)
+    amount = None
+    for item in goods.iterchildren("Importo", "DatiIVA", "Natura"):
+        tag = item.tag
+        if tag == "Importo":
+            if amount is None:
+                amount = item
+        elif tag == "Natura":
+            if facts.natura_element is None:
+                facts.natura_element = item
+        else:
+            if facts.tax_element is None:
+                facts.tax_element = child(item, "Imposta")
+            if facts.rate_element is None:
+                facts.rate_element = child(item, "Aliquota")
+    facts.amount = decimal(text(amount))
+    facts.tax = decimal(text(facts.tax_element))
+    facts.rate = decimal(text(facts.rate_element))
+    return facts
 
 
-def _vat_text(goods: Element) -> str:
-    parts = []
-    if (tax := text(goods, "DatiIVA/Imposta")) is not None:
-        parts.append(f"2.2.3.1 <Imposta> {tax}")
-    if (rate := text(goods, "DatiIVA/Aliquota")) is not None:
-        parts.append(f"2.2.3.2 <Aliquota> {rate}")
-    return " and ".join(parts)
+def _goods(body: Element) -> Iterator[tuple[int, GoodsFacts]]:
+    """The facts of each 2.2 DatiBeniServizi block with its 1-based position (found once per
+    document run: five rules read them)."""
+    cache = LOOKUPS.get()
+    key = ("goods", body)
+    found = cache.get(key) if cache is not None else None
+    if found is None:
+        found = [_goods_facts(goods) for goods in body_facts(body).goods]
+        if cache is not None:
+            cache[key] = found
+    return enumerate(found, start=1)  # type: ignore[arg-type]
 
 
 @rule(
@@ -64,13 +108,13 @@ def natura_required(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     for index, body in bodies(ctx):
         offenders = []
         for position, goods in _goods(body):
-            values = _vat_values(goods)
-            if values and all(value == ZERO for value in values) and child(goods, "Natura") is None:
+            values = goods.vat_values()
+            if values and all(value == ZERO for value in values) and goods.natura_element is None:
                 offenders.append(
                     (
-                        goods,
+                        goods.element,
                         f"block 2.2 #{position}: 2.2.4 <Natura> is missing although no VAT is charged "
-                        f"({_vat_text(goods)}) ({where(goods)})",
+                        f"({goods.vat_text()}) ({where(goods.element)})",
                     )
                 )
         yield from body_findings(ctx, spec, index, offenders)
@@ -88,13 +132,13 @@ def natura_forbidden(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     for index, body in bodies(ctx):
         offenders = []
         for position, goods in _goods(body):
-            natura = child(goods, "Natura")
-            if natura is not None and any(value > ZERO for value in _vat_values(goods)):
+            natura = goods.natura_element
+            if natura is not None and any(value > ZERO for value in goods.vat_values()):
                 offenders.append(
                     (
                         natura,
                         f"block 2.2 #{position}: 2.2.4 <Natura> {text(natura)} is not allowed with "
-                        f"{_vat_text(goods)} ({where(natura)})",
+                        f"{goods.vat_text()} ({where(natura)})",
                     )
                 )
         yield from body_findings(ctx, spec, index, offenders)
@@ -111,9 +155,9 @@ def rate_is_percentage(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     for index, body in bodies(ctx):
         offenders = []
         for position, goods in _goods(body):
-            rate = decimal_at(goods, "DatiIVA/Aliquota")
+            rate = goods.rate
             if rate is not None and ZERO < rate < 1:
-                element = goods.find("DatiIVA/Aliquota")
+                element = goods.rate_element
                 offenders.append(
                     (
                         element,
@@ -138,7 +182,7 @@ def generic_natura(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
             continue
         offenders = []
         for position, goods in _goods(body):
-            natura = child(goods, "Natura")
+            natura = goods.natura_element
             if natura is not None and text(natura) in SIMPLIFIED_GENERIC_NATURA:
                 offenders.append(
                     (
@@ -162,7 +206,7 @@ def total_within_limit(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     for index, body in bodies(ctx):
         if body_facts(body).corrected is not None:
             continue
-        total = sum((decimal_at(goods, "Importo") or ZERO for _, goods in _goods(body)), ZERO)
+        total = sum((goods.amount or ZERO for _, goods in _goods(body)), ZERO)
         if total > SIMPLIFIED_LIMIT:
             element = body.find("DatiBeniServizi")
             yield ctx.finding(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from stdnum.eu import vat as eu_vat
 from stdnum.it import codicefiscale, iva
@@ -23,6 +24,12 @@ _ITALIAN_VAT = re.compile(r"[0-9]{11}")
 _FOREIGN_SHAPE = re.compile(r"\S*[A-Za-z0-9]\S*")
 
 
+# An intermediary checks the same clients' identifiers over and over: python-stdnum's answer for a
+# value is kept (it depends on the value alone).
+_KNOWN_IDENTIFIERS = 4096
+
+
+@lru_cache(maxsize=_KNOWN_IDENTIFIERS)
 def vat_code_problem(country: str, code: str) -> str | None:
     """Why IdCodice `code` is not a VAT number of `country`, None when it is acceptable."""
     if country == "IT":
@@ -42,6 +49,7 @@ def vat_code_problem(country: str, code: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=_KNOWN_IDENTIFIERS)
 def tax_code_problem(code: str) -> str | None:
     """Why CodiceFiscale `code` is invalid: 11 digits (companies) or 16 characters (persons)."""
     if len(code) == 11:
