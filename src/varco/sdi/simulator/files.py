@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from lxml import etree
-from sqlalchemy import select
+from sqlalchemy import bindparam, insert, select
 from sqlalchemy.orm import make_transient_to_detached
 
 from varco import fatturapa
@@ -137,31 +137,49 @@ def sdi_control_errors(
     return [{"code": f.code, "description": f.message[:255]} for f in findings]
 
 
-def _taken_before(session: UnitOfWork, key: sdi_controls.InvoiceKey, file: SimFile) -> bool:
-    row = SimInvoiceKey
-    query = select(row.id).where(
-        row.supplier == key.supplier,
-        row.document_type == key.document_type,
-        row.number == key.number,
-        row.invoice_date == key.date,
-        row.file_id != file.id,
+# Core statements built once: every file the SDI checks runs them (the register is only ever
+# written by register_invoices, with the insert below: no ORM object of it to flush first).
+_KEYS = SimInvoiceKey.__table__
+_TAKEN_BEFORE = (
+    select(_KEYS.c.id)
+    .where(
+        _KEYS.c.supplier == bindparam("supplier"),
+        _KEYS.c.document_type == bindparam("document_type"),
+        _KEYS.c.number == bindparam("number"),
+        _KEYS.c.invoice_date == bindparam("invoice_date"),
+        _KEYS.c.file_id != bindparam("file_id"),
     )
-    return session.scalar(query.limit(1)) is not None
+    .limit(1)
+)
+_REGISTER = insert(_KEYS)
+
+
+def _taken_before(session: UnitOfWork, key: sdi_controls.InvoiceKey, file: SimFile) -> bool:
+    values = {
+        "supplier": key.supplier,
+        "document_type": key.document_type,
+        "number": key.number,
+        "invoice_date": key.date,
+        "file_id": file.id,
+    }
+    return session.connection().execute(_TAKEN_BEFORE, values).first() is not None
 
 
 def register_invoices(session: UnitOfWork, file: SimFile, report: fatturapa.Report) -> None:
     """The invoices of a file the SDI took. Two files with the same invoice checked at once: the
     unique key refuses the second insert, its job is retried and then finds the first (00404)."""
-    for key in sdi_controls.keys_of(report):
-        session.add(
-            SimInvoiceKey(
-                supplier=key.supplier[:32],
-                document_type=key.document_type,
-                number=key.number,
-                invoice_date=key.date,
-                file_id=file.id,
-            )
-        )
+    rows = [
+        {
+            "supplier": key.supplier[:32],
+            "document_type": key.document_type,
+            "number": key.number,
+            "invoice_date": key.date,
+            "file_id": file.id,
+        }
+        for key in sdi_controls.keys_of(report)
+    ]
+    if rows:
+        session.connection().execute(_REGISTER, rows)
 
 
 def facts(report: fatturapa.Report) -> dict[str, Any]:
