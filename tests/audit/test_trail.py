@@ -179,3 +179,27 @@ def test_no_password_token_or_secret_in_the_table_or_the_logs(app, client, clock
     for secret in done.secrets:
         assert not [row for row in table if secret in row], "a secret in the audit table"
         assert not [line for line in logged if secret in line], "a secret in the logs"
+
+
+def test_a_name_that_is_no_account_is_kept_as_a_digest(app, client, caplog):
+    """People type their password into the user name field: a refused sign-in keeps the typed name
+    only when it names an account; another name becomes a keyed digest, the same for each try."""
+    caplog.set_level(logging.INFO)
+    user, _ = clients(app)
+    account, admin = make_account(), make_account(is_admin=True)
+    typed = "Correct-Horse-Battery-9"  # the password, typed as the user name
+    for name in (typed, typed, account.username):
+        refused = user.post(
+            "/auth/signin", data={"grant_type": "password", "username": name, "password": "x"}
+        )
+        assert refused.status_code in (400, 401), refused.text
+    events = read(client, sign_in(client, admin.username), kind="auth.signin.failed").json()["content"]
+    subjects = [e["subjectUsername"] for e in reversed(events[:3])]  # newest first: this test's three
+    assert subjects[2] == account.username
+    assert subjects[0] == subjects[1] and subjects[0].startswith("unknown user #") and len(subjects[0]) == 30
+    with unit_of_work() as session:
+        stored = [
+            json.dumps(row.details) + str(row.subject_username) for row in session.scalars(select(AuditEvent))
+        ]
+    assert not [row for row in stored if typed in row]
+    assert typed not in caplog.text

@@ -13,6 +13,8 @@ like one is refused even if someone adds it to the list.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 import logging
 import re
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 
+from varco.accounts.repository import AccountRepository
 from varco.audit.models import AuditEvent
 from varco.audit.repository import AuditRepository, Filters
 from varco.core.clock import Clock
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
     from varco.accounts.models import Account
 
 log = logging.getLogger("varco.audit")
+# What a refused sign-in that named no account stores instead of the name typed (see _as_typed).
+UNKNOWN_USER = "unknown user #"
 
 
 class Kind(StrEnum):
@@ -205,8 +210,20 @@ def record_refused(
     free), then the event is committed in a transaction of its own, so that it stays although the
     request fails. The one place where the audit trail commits."""
     session.rollback()
+    subject_username = _as_typed(session, subject_username)
     record(session, kind, actor, clock, subject_username=subject_username, details=details)
     session.commit()
+
+
+def _as_typed(session: UnitOfWork, username: str | None) -> str | None:
+    """The user name a refused sign-in typed, if it names an account. Otherwise a keyed digest of
+    it: people type their password into the user name field, and the trail keeps what it stores
+    for ever; the digest still shows the same unknown name tried again and again."""
+    if username is None or AccountRepository(session).by_username(username) is not None:
+        return username
+    key = get_settings().secret_key.get_secret_value().encode()
+    digest = hmac.new(key, username.encode(errors="replace"), hashlib.sha256).hexdigest()[:16]
+    return f"{UNKNOWN_USER}{digest}"
 
 
 def _text(value: str | None, length: int) -> str | None:
