@@ -3,31 +3,75 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, bindparam, or_, select, update
 
-from varco.core.blobs import Blob
+from varco.accounts.models import Account
+from varco.core import blobs
 from varco.core.uow import UnitOfWork
-from varco.invoices.models import Invoice, Notification
+from varco.invoices.models import Invoice, InvoiceBody, Notification
 from varco.preservation.models import PreservationPackage
+
+
+@dataclass(frozen=True)
+class InvoiceFacts:
+    """What sealing reads of an invoice: a Core read of these columns, not the whole ORM invoice with
+    its bodies (every delivered invoice is sealed once, in the periodic work)."""
+
+    id: int
+    account_id: int
+    filename: str
+    blob_id: int
+    sdi_id: str | None
+    direction: str
+    format: str
+    state: int
+    sender_country: str | None
+    sender_vat: str | None
+    receiver_country: str | None
+    receiver_vat: str | None
+    numbers: tuple[str, ...]  # of its bodies, in order
+    owner: tuple[str, str | None, str | None] | None  # the account's username, country, VAT code
+
+
+# Statements built once: sealing runs them for every invoice.
+_FACTS = select(*(getattr(Invoice, name) for name in list(InvoiceFacts.__dataclass_fields__)[:-2])).where(
+    Invoice.id == bindparam("id")
+)
+_NUMBERS = (
+    select(InvoiceBody.number).where(InvoiceBody.invoice_id == bindparam("id")).order_by(InvoiceBody.position)
+)
+_OWNER = select(Account.username, Account.country_code, Account.vat_code).where(Account.id == bindparam("id"))
+_MARK_SEALED = update(Invoice.__table__).where(Invoice.__table__.c.id == bindparam("invoice_id"))
 
 
 class PreservationRepository:
     def __init__(self, session: UnitOfWork) -> None:
         self.session = session
 
-    def invoice(self, invoice_id: int) -> Invoice | None:
-        return self.session.get(Invoice, invoice_id)
+    def invoice(self, invoice_id: int) -> InvoiceFacts | None:
+        connection = self.session.connection()
+        row = connection.execute(_FACTS, {"id": invoice_id}).first()
+        if row is None:
+            return None
+        numbers = tuple(connection.execute(_NUMBERS, {"id": invoice_id}).scalars())
+        owner = connection.execute(_OWNER, {"id": row.account_id}).first()
+        return InvoiceFacts(*row, numbers=numbers, owner=tuple(owner) if owner else None)
+
+    def mark_sealed(self, invoice_id: int) -> None:
+        """The invoice's package exists: `pdd_available` for the API, out of the unsealed list."""
+        self.session.connection().execute(_MARK_SEALED.values(pdd_available=True), {"invoice_id": invoice_id})
 
     def notifications(self, invoice_id: int) -> list[Notification]:
         query = select(Notification).where(Notification.invoice_id == invoice_id).order_by(Notification.id)
         return list(self.session.scalars(query))
 
     def content(self, blob_id: int) -> bytes:
-        blob = self.session.get(Blob, blob_id)
-        if blob is None:
-            raise LookupError(f"stored file {blob_id} is missing")
-        return blob.content
+        try:
+            return blobs.content(self.session, blob_id)
+        except KeyError:
+            raise LookupError(f"stored file {blob_id} is missing") from None
 
     def latest_for_invoice(self, invoice_id: int) -> PreservationPackage | None:
         query = (

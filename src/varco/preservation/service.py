@@ -13,7 +13,6 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
-from varco.accounts import service as accounts
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
 from varco.core.errors import VarcoError
@@ -23,7 +22,7 @@ from varco.invoices.models import Invoice
 from varco.invoices.states import InvoiceState
 from varco.preservation import package
 from varco.preservation.models import PreservationPackage
-from varco.preservation.repository import PreservationRepository
+from varco.preservation.repository import InvoiceFacts, PreservationRepository
 
 log = logging.getLogger("varco.preservation")
 
@@ -50,7 +49,7 @@ class ChainContention(VarcoError):
     status, code = 503, "0095"
 
 
-def is_sealable(invoice: Invoice) -> bool:
+def is_sealable(invoice: Invoice | InvoiceFacts) -> bool:
     """Final for preservation: the states above, or delivered (RC) when no PA outcome can follow."""
     if invoice.state in FINAL_FOR_PRESERVATION:
         return True
@@ -78,13 +77,13 @@ def seal_invoice(session: UnitOfWork, invoice_id: int, clock: Clock) -> Preserva
         Sealable(
             invoice.account_id,
             f"{filenames.stem(invoice.filename)}.conservazione.zip",
-            _subject(session, invoice),
+            _subject(invoice),
             files,
             invoice_id=invoice.id,
         ),
         clock,
     )
-    invoice.pdd_available = True
+    repo.mark_sealed(invoice.id)
     return sealed
 
 
@@ -209,14 +208,10 @@ def unsealed_ids(session: UnitOfWork, limit: int) -> list[int]:
     return PreservationRepository(session).unsealed_ids(FINAL_FOR_PRESERVATION, S.CONSEGNATA.value, limit)
 
 
-def _subject(session: UnitOfWork, invoice: Invoice) -> dict[str, Any]:
-    owner = accounts.get(session, invoice.account_id)
+def _subject(invoice: InvoiceFacts) -> dict[str, Any]:
+    username, country_code, vat_code = invoice.owner or (None, None, None)
     return {
-        "account": {
-            "username": owner.username if owner else None,
-            "countryCode": owner.country_code if owner else None,
-            "vatCode": owner.vat_code if owner else None,
-        },
+        "account": {"username": username, "countryCode": country_code, "vatCode": vat_code},
         "invoice": {
             "id": str(invoice.id),
             "filename": invoice.filename,
@@ -226,6 +221,6 @@ def _subject(session: UnitOfWork, invoice: Invoice) -> dict[str, Any]:
             "status": InvoiceState(invoice.state).label,
             "sender": {"countryCode": invoice.sender_country, "vatCode": invoice.sender_vat},
             "receiver": {"countryCode": invoice.receiver_country, "vatCode": invoice.receiver_vat},
-            "numbers": [b.number for b in invoice.bodies],
+            "numbers": list(invoice.numbers),
         },
     }
