@@ -365,6 +365,11 @@ def _mail_linked_outside(dest: Path, tmp_path: Path) -> None:
     _rewrite_manifest(dest, lambda m: _matching(m, m["files"][0], outside.read_bytes()))
 
 
+def _mail_grown(dest: Path, tmp_path: Path) -> None:
+    with (dest / MAIL).open("ab") as mail:
+        mail.write(b"x" * 3_000_000)
+
+
 def _mail_linked_inside(dest: Path, tmp_path: Path) -> None:
     """A link that stays inside the backup is refused too: every file of a backup is a file."""
     (dest / MAIL).unlink()
@@ -418,6 +423,8 @@ def _file_and_folder_of_one_name(dest: Path, tmp_path: Path) -> None:
         (_file_and_folder_of_one_name, "cannot be restored"),
         (lambda dest, _: _rewrite_manifest(dest, lambda m: m.pop("created_at")), "is damaged: 'created_at'"),
         (lambda dest, _: _rewrite_manifest(dest, lambda m: m["files"][0].update(path="a\0b")), "is damaged"),
+        (lambda dest, _: _rewrite_manifest(dest, lambda m: m["files"][0].update(size=-2)), "is damaged"),
+        (_mail_grown, "does not match the manifest"),  # read no further than the manifest says
     ],
 )
 def test_a_tampered_backup_is_refused_in_one_line_and_nothing_restored(
@@ -433,6 +440,16 @@ def test_a_tampered_backup_is_refused_in_one_line_and_nothing_restored(
     assert says in refused.stderr and "Traceback" not in refused.stderr
     assert refused.stderr.count("\n") == 1  # one line
     assert not target.exists() and not list(tmp_path.glob(".*restoring*"))
+
+
+def test_restore_into_a_path_with_uri_characters(small_backup, tmp_path: Path) -> None:
+    """The database check opens the staged copy by its URI: a `#` in the path is escaped."""
+    _, dest = small_backup
+    target = tmp_path / "odd#dir" / "data"
+    restored = varco(target, "restore", str(dest))
+    assert restored.returncode == 0, restored.stderr
+    assert sorted(p.name for p in target.iterdir()) == ["mail", "varco.sqlite3"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["backup", "data", "odd#dir"])
 
 
 def test_backup_into_an_unwritable_place_says_so_in_one_line(small_backup, tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ def _check_reader(request: Request, settings: Settings) -> None:
             raise Forbidden("GET /metrics is not open to this address (VARCO_METRICS_ALLOW)")
     if token is not None:
         given = (bearer_token(request) or "").encode()
+        # `not given`: settings refuse an empty token; an empty bearer must never match one all the same
         if not given or not hmac.compare_digest(given, token.get_secret_value().encode()):
             raise Unauthorized(headers={"WWW-Authenticate": "Bearer"})
 

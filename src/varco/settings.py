@@ -210,9 +210,13 @@ class Settings(BaseSettings):
                 raise ValueError("VARCO_SDICOOP_INBOUND_OPEN is for tests: refused in production")
         if len(self.recipient_code) != 7:
             raise ValueError("VARCO_RECIPIENT_CODE must have seven characters")
-        # `VARCO_METRICS_TOKEN=${TOKEN}` with TOKEN unset would otherwise open /metrics to an empty bearer.
-        if self.metrics_token is not None and not self.metrics_token.get_secret_value().strip():
-            raise ValueError("VARCO_METRICS_TOKEN is empty: set a random token, or unset the variable")
+        # `VARCO_METRICS_TOKEN=${TOKEN}` with TOKEN unset would otherwise open /metrics to an empty
+        # bearer; spaces around a token (an env file) would make it one no client can send.
+        token = self.metrics_token.get_secret_value() if self.metrics_token is not None else None
+        if token is not None and (not token.strip() or token != token.strip()):
+            raise ValueError(
+                "VARCO_METRICS_TOKEN is empty or has spaces around it: set a random token, or unset it"
+            )
         return self
 
     @property

@@ -187,8 +187,8 @@ def test_who_may_read_the_metrics():
         with pytest.raises(Forbidden):  # a client's own X-Forwarded-For is not believed
             _check_reader(_request((peer, 1), {"X-Forwarded-For": forwarded}), by_network)
 
-    for blank in ("", "   "):  # VARCO_METRICS_TOKEN=${TOKEN} with TOKEN unset must not open the endpoint
-        with pytest.raises(ValueError, match="VARCO_METRICS_TOKEN is empty"):
+    for blank in ("", "   ", "scrape-secret "):  # ${TOKEN} unset must not open it; " " no client sends
+        with pytest.raises(ValueError, match="VARCO_METRICS_TOKEN is empty or has spaces"):
             Settings(**PRODUCTION, metrics_token=blank)
 
     both = Settings(**PRODUCTION, metrics_allow=["10.0.0.0/8"], metrics_token="scrape-secret")

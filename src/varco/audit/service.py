@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 
-from varco.accounts.repository import AccountRepository
 from varco.audit.models import AuditEvent
 from varco.audit.repository import AuditRepository, Filters
 from varco.core.clock import Clock
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
     from varco.accounts.models import Account
 
 log = logging.getLogger("varco.audit")
-# What a refused sign-in that named no account stores instead of the name typed (see _as_typed).
+# What a refused sign-in that named no account stores instead of the name typed (see _unknown).
 UNKNOWN_USER = "unknown user #"
 
 
@@ -203,24 +202,26 @@ def record_refused(
     clock: Clock,
     *,
     subject_username: str | None = None,
+    subject_known: bool = True,
     details: Mapping[str, Detail] | None = None,
 ) -> None:
     """Record the event of a request that is refused (a failed sign-in): the request's transaction
     is rolled back first (a refusal keeps nothing of it, and on SQLite its write lock must be
     free), then the event is committed in a transaction of its own, so that it stays although the
-    request fails. The one place where the audit trail commits."""
+    request fails. The one place where the audit trail commits. `subject_known`: whether the
+    user name typed names an account (auth.names_an_account); if not, only a digest of it is kept."""
     session.rollback()
-    subject_username = _as_typed(session, subject_username)
+    subject_username = subject_username if subject_known else _unknown(subject_username)
     record(session, kind, actor, clock, subject_username=subject_username, details=details)
     session.commit()
 
 
-def _as_typed(session: UnitOfWork, username: str | None) -> str | None:
-    """The user name a refused sign-in typed, if it names an account. Otherwise a keyed digest of
-    it: people type their password into the user name field, and the trail keeps what it stores
-    for ever; the digest still shows the same unknown name tried again and again."""
-    if username is None or AccountRepository(session).by_username(username) is not None:
-        return username
+def _unknown(username: str | None) -> str | None:
+    """A keyed digest of a typed user name that is no account: people type their password into the
+    user name field, and the trail keeps what it stores for ever; the digest still shows the same
+    unknown name tried again and again."""
+    if username is None:
+        return None
     key = get_settings().secret_key.get_secret_value().encode()
     digest = hmac.new(key, username.encode(errors="replace"), hashlib.sha256).hexdigest()[:16]
     return f"{UNKNOWN_USER}{digest}"

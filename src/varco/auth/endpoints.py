@@ -60,7 +60,13 @@ def signin(
                 credentials.count_failure(request, username, clock)
             details = {"channel": "api", "reason": service.refusal_code(refused)}
             audit.record_refused(
-                session, audit.Kind.SIGNIN_FAILED, actor, clock, subject_username=username, details=details
+                session,
+                audit.Kind.SIGNIN_FAILED,
+                actor,
+                clock,
+                subject_username=username,
+                subject_known=service.names_an_account(refused),
+                details=details,
             )
             raise
     elif grant_type == "refresh_token":

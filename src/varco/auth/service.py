@@ -45,7 +45,11 @@ def _issue(
 
 
 class WrongCredentials(InvalidGrant):
-    """The user name or password is incorrect."""
+    """The user name or password is incorrect (the answer never says which)."""
+
+    def __init__(self, message: str, *, unknown_user: bool) -> None:
+        super().__init__(message)
+        self.unknown_user = unknown_user  # for the audit trail only (audit.record_refused)
 
 
 def verify_credentials(session: UnitOfWork, username: str, password: str) -> Account:
@@ -53,8 +57,13 @@ def verify_credentials(session: UnitOfWork, username: str, password: str) -> Acc
     account = accounts.find(session, username)
     # verify_password runs even for unknown users so the answer time reveals nothing.
     if not verify_password(account.password_hash if account else None, password) or account is None:
-        raise WrongCredentials("The user name or password is incorrect.")
+        raise WrongCredentials("The user name or password is incorrect.", unknown_user=account is None)
     return account
+
+
+def names_an_account(refused: Exception) -> bool:
+    """Did the refused sign-in type the name of an account? (The audit trail keeps only such names.)"""
+    return not (isinstance(refused, WrongCredentials) and refused.unknown_user)
 
 
 class AccountRefused(InvalidGrant):

@@ -178,7 +178,7 @@ def read_manifest(src: Path) -> dict[str, Any]:
             parts = PurePosixPath(entry["path"]).parts
             if not parts or parts[0] == "/" or ".." in parts or "\0" in entry["path"]:
                 raise ValueError(f"path {entry['path']!r}")
-            if not isinstance(entry["size"], int) or len(entry["sha256"]) != 64:
+            if type(entry["size"]) is not int or entry["size"] < 0 or len(entry["sha256"]) != 64:
                 raise ValueError(f"size or sha256 of {entry['path']!r}")
     except (KeyError, TypeError, ValueError) as exc:
         raise BackupError(f"{path} is damaged: {exc}") from None
@@ -260,8 +260,16 @@ def _restore_file(root: Path, source: Path, target: Path, entry: dict[str, Any])
             f"{name} cannot be read from the backup ({exc.strerror}): nothing was restored"
         ) from None
     with os.fdopen(fd, "rb") as reader:
-        if not stat.S_ISREG(os.fstat(reader.fileno()).st_mode):
+        status = os.fstat(reader.fileno())
+        if not stat.S_ISREG(status.st_mode):
             raise BackupError(f"{name} is not a regular file in the backup: nothing was restored")
+        if not _opened_inside(root, reader.fileno()):  # a folder swapped for a link since the check
+            raise BackupError(f"{name} leads out of the backup (a symbolic link): nothing was restored")
+        if status.st_size != entry["size"]:
+            raise BackupError(
+                f"{name} does not match the manifest ({status.st_size} bytes; the manifest says "
+                f"{entry['size']} bytes): the backup is damaged, nothing was restored"
+            )
         try:
             size, sha256 = _copy_from(reader, target, limit=entry["size"] + 1)
         except FileExistsError:
@@ -271,6 +279,16 @@ def _restore_file(root: Path, source: Path, target: Path, entry: dict[str, Any])
             f"{name} does not match the manifest ({size} bytes, SHA-256 {sha256}; the manifest says "
             f"{entry['size']} bytes, {entry['sha256']}): the backup is damaged, nothing was restored"
         )
+
+
+def _opened_inside(root: Path, fd: int) -> bool:
+    """Is the file open as `fd` inside `root`? (Linux names it in /proc; elsewhere the check made
+    before opening stands alone.)"""
+    try:
+        opened = Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return True
+    return root in opened.parents
 
 
 def _copy(source: Path, target: Path) -> tuple[int, str]:
@@ -299,7 +317,9 @@ def _check_database(path: Path) -> None:
     """The manifest's checksum proves the copy is the file the backup holds, not that the file is a
     database (a manifest can be rewritten): SQLite's own check, before it is put in place."""
     try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as copy:
+        # as_uri: a `#` or `?` in the path would otherwise name another file; immutable: no -wal or
+        # -shm files left beside the copy
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)) as copy:
             checked = copy.execute("PRAGMA quick_check").fetchall()
     except sqlite3.DatabaseError as exc:
         raise BackupError(

@@ -59,6 +59,7 @@ def _account(request: Request, body: V1Credentials, session: SessionDep, clock: 
                     audit.actor_of(request),
                     clock,
                     subject_username=body.userName,
+                    subject_known=auth.names_an_account(refused),
                     details=details,
                 )
                 raise

@@ -83,7 +83,13 @@ def login(
                 credentials.count_failure(request, name, clock)
             details = {"channel": "panel", "reason": "wrong_credentials" if wrong else "account_refused"}
             audit.record_refused(
-                session, audit.Kind.SIGNIN_FAILED, actor, clock, subject_username=name, details=details
+                session,
+                audit.Kind.SIGNIN_FAILED,
+                actor,
+                clock,
+                subject_username=name,
+                subject_known=auth.names_an_account(refused),
+                details=details,
             )
             raise sessions.SignInRefused() from None
     except (sessions.SignInRefused, LimitError) as refused:
