@@ -58,16 +58,7 @@ def signin(
         except InvalidGrant as refused:
             if isinstance(refused, service.WrongCredentials):
                 credentials.count_failure(request, username, clock)
-            details = {"channel": "api", "reason": service.refusal_code(refused)}
-            audit.record_refused(
-                session,
-                audit.Kind.SIGNIN_FAILED,
-                actor,
-                clock,
-                subject_username=username,
-                subject_known=service.names_an_account(refused),
-                details=details,
-            )
+            service.audit_refusal(session, refused, username, actor, clock, "api")
             raise
     elif grant_type == "refresh_token":
         if not refresh_token:

@@ -91,9 +91,25 @@ def sign_in(
     return issued
 
 
-def refusal_code(refused: InvalidGrant) -> str:
+def refusal_code(refused: Exception) -> str:
     """Why a password check was refused, as the audit trail says it (never the password)."""
     return "wrong_credentials" if isinstance(refused, WrongCredentials) else "account_refused"
+
+
+def audit_refusal(
+    session: UnitOfWork, refused: Exception, username: str, actor: audit.Actor, clock: Clock, channel: str
+) -> None:
+    """The audit event of a refused sign-in (`channel`: api, v1, panel), committed in a transaction
+    of its own (audit.record_refused): why, and the name typed only if it is an account's."""
+    audit.record_refused(
+        session,
+        audit.Kind.SIGNIN_FAILED,
+        actor,
+        clock,
+        subject_username=username,
+        subject_known=names_an_account(refused),
+        details={"channel": channel, "reason": refusal_code(refused)},
+    )
 
 
 def refresh(

@@ -52,16 +52,7 @@ def _account(request: Request, body: V1Credentials, session: SessionDep, clock: 
             except InvalidGrant as refused:
                 if isinstance(refused, auth.WrongCredentials):
                     credentials.count_failure(request, body.userName, clock)
-                details = {"channel": "v1", "reason": auth.refusal_code(refused)}
-                audit.record_refused(
-                    session,
-                    audit.Kind.SIGNIN_FAILED,
-                    audit.actor_of(request),
-                    clock,
-                    subject_username=body.userName,
-                    subject_known=auth.names_an_account(refused),
-                    details=details,
-                )
+                auth.audit_refusal(session, refused, body.userName, audit.actor_of(request), clock, "v1")
                 raise
         elif (token := bearer_token(request)) is not None:
             account = auth.authenticate(session, token, clock)

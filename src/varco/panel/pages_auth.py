@@ -78,19 +78,9 @@ def login(
                 session, name, password, request.headers.get("user-agent", ""), settings, clock, actor
             )
         except (auth.WrongCredentials, sessions.SignInRefused) as refused:
-            wrong = isinstance(refused, auth.WrongCredentials)
-            if wrong:
+            if isinstance(refused, auth.WrongCredentials):
                 credentials.count_failure(request, name, clock)
-            details = {"channel": "panel", "reason": "wrong_credentials" if wrong else "account_refused"}
-            audit.record_refused(
-                session,
-                audit.Kind.SIGNIN_FAILED,
-                actor,
-                clock,
-                subject_username=name,
-                subject_known=auth.names_an_account(refused),
-                details=details,
-            )
+            auth.audit_refusal(session, refused, name, actor, clock, "panel")
             raise sessions.SignInRefused() from None
     except (sessions.SignInRefused, LimitError) as refused:
         if isinstance(refused, LimitError):
