@@ -7,10 +7,10 @@ from decimal import Decimal
 import pytest
 from lxml import etree
 
-from varco.fatturapa import summary
+from varco.fatturapa import check_sync, extract_summary, summary
 from varco.fatturapa.errors import FatturaPAError
 from varco.fatturapa.parsing import MAX_ATTRIBUTES, parse_xml, text_at, texts_at
-from varco.fatturapa.parties import string_value
+from varco.fatturapa.parties import party, string_value
 from varco.fatturapa.rules.async_rules import simplified
 from varco.fatturapa.rules.async_rules._xml import decimal, decimal_at, line_facts
 from varco.fatturapa.rules.registry import RULES, rules_for
@@ -153,3 +153,60 @@ def test_simplified_goods_facts_read_what_find_reads():
     )
     assert facts.natura_element is goods.find("Natura")
     assert facts.vat_text() == "2.2.3.1 <Imposta> 0.00 and 2.2.3.2 <Aliquota> 0.10"
+
+
+def _split_by_comment(element):
+    """`12.50` becomes `1<!-- c -->2.50`: two text nodes, as XPath `text()` sees them."""
+    value = element.text
+    element.text = value[:1]
+    comment = etree.Comment(" c ")
+    comment.tail = value[1:]
+    element.append(comment)
+
+
+def _xpath_sum(element, path):
+    return sum((Decimal(t) for t in texts_at(element, path)), Decimal("0.00"))
+
+
+def test_summary_amounts_from_the_facts_are_the_xpath_text_nodes(invoice):
+    # The summary reads the amounts through the elements the rules' facts found; a comment inside
+    # a value must still split it as `.../text()` does.
+    root = etree.fromstring(invoice("FPR12"))
+    body = root.find("FatturaElettronicaBody")
+    for path in ("DatiBeniServizi/DatiRiepilogo/Imposta", "DatiBeniServizi/DatiRiepilogo/ImponibileImporto"):
+        _split_by_comment(body.find(path))
+    [found] = check_sync(etree.tostring(root)).summary.bodies
+    vat = _xpath_sum(body, "DatiBeniServizi/DatiRiepilogo/Imposta")
+    assert found.total_vat == vat
+    assert found.total_document == _xpath_sum(body, "DatiBeniServizi/DatiRiepilogo/ImponibileImporto") + vat
+
+
+def test_simplified_summary_from_the_goods_facts_is_the_xpath_text_nodes(invoice):
+    root = etree.fromstring(invoice("FSM10"))
+    body = root.find("FatturaElettronicaBody")
+    goods = body.find("DatiBeniServizi")
+    goods.find("Importo").text = "122.00"
+    goods.find("DatiIVA").clear()
+    etree.SubElement(goods.find("DatiIVA"), "Imposta").text = "22.00"
+    _split_by_comment(goods.find("Importo"))
+    report = check_sync(etree.tostring(root))
+    assert report.accepted, report.errors
+    [found] = report.summary.bodies
+    assert found.total_document == _xpath_sum(body, "DatiBeniServizi/Importo") == Decimal("23.00")
+    assert found.total_vat == Decimal("22.00")
+
+
+def test_summary_parties_from_the_rules_look_ups_are_the_header_walks(samples_dir, invoice):
+    files = [path.read_bytes() for path in sorted(samples_dir.glob("*.xml"))]
+    checked = 0
+    for data in [*files, invoice("FPA12"), invoice("FPR12"), invoice("FSM10")]:
+        report = check_sync(data)
+        if report.summary is None:  # refused by the XSD: no summary
+            continue
+        header = report.root.find("FatturaElettronicaHeader")
+        simplified_format = report.format == "FSM10"
+        assert report.summary.supplier == party(header, "supplier", simplified_format)
+        assert report.summary.customer == party(header, "customer", simplified_format)
+        assert extract_summary(report.root, report.format) == report.summary  # without shared look-ups
+        checked += 1
+    assert checked >= 5

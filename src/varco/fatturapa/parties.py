@@ -56,25 +56,41 @@ def vat_number(id_fiscale: etree._Element | None) -> str | None:
 
 def party(header: etree._Element, role: Role, simplified: bool) -> Party:
     """The party of `role` in an XSD-valid header (every step of these paths occurs at most once)."""
-    ids, names = (_SIMPLIFIED if simplified else _ORDINARY)[role]
-    identifiers = element_at(header, ids)
+    identifiers = element_at(header, (_SIMPLIFIED if simplified else _ORDINARY)[role][0])
     values = first_children(identifiers)  # one walk reads IdFiscaleIVA, CodiceFiscale and the name
     vat = first_children(values.get("IdFiscaleIVA"))
-    name = _name_values(header, ids, names, values)
+    return party_of(
+        header, role, simplified, values, vat.get("IdPaese"), vat.get("IdCodice"), values.get("CodiceFiscale")
+    )
+
+
+def party_of(
+    header: etree._Element,
+    role: Role,
+    simplified: bool,
+    identifiers: dict[object, etree._Element],
+    country: etree._Element | None,
+    code: etree._Element | None,
+    fiscal_code: etree._Element | None,
+) -> Party:
+    """The party of `role` from the children of its identifiers block (`first_children`) and its
+    IdPaese, IdCodice and CodiceFiscale elements, as found already (by `party`, or by the rules)."""
+    name = _name_values(header, role, simplified, identifiers)
     person = " ".join(n for n in (string_value(name.get("Nome")), string_value(name.get("Cognome"))) if n)
     return Party(
         description=string_value(name.get("Denominazione")) or person or None,
-        country=string_value(vat.get("IdPaese")) or string_value(element_at(header, _SEAT[role, simplified])),
-        vat_code=string_value(vat.get("IdCodice")),
-        fiscal_code=string_value(values.get("CodiceFiscale")),
+        country=string_value(country) or string_value(element_at(header, _SEAT[role, simplified])),
+        vat_code=string_value(code),
+        fiscal_code=string_value(fiscal_code),
     )
 
 
 def _name_values(
-    header: etree._Element, ids: str, names: str, identifiers: dict[object, etree._Element]
+    header: etree._Element, role: Role, simplified: bool, identifiers: dict[object, etree._Element]
 ) -> dict[object, etree._Element]:
     """The children of the name block, which is the identifiers block itself, one of its children
     (ordinary Anagrafica) or a block of its own (FSM10 client)."""
+    ids, names = (_SIMPLIFIED if simplified else _ORDINARY)[role]
     if names == ids:
         return identifiers
     if names.startswith(f"{ids}/") and "/" not in names[len(ids) + 1 :]:

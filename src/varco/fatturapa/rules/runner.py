@@ -30,7 +30,7 @@ def run_rules(
     token = LOOKUPS.set(memo)  # rules share line lookups for this document
     try:
         for spec in rules_for(fmt, stage):
-            findings.extend(spec.run(ctx))
+            findings.extend(spec.check(ctx, spec))  # what spec.run does, without a list per rule
     finally:
         LOOKUPS.reset(token)
     return findings

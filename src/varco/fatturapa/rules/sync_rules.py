@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from varco.fatturapa.findings import Finding
 from varco.fatturapa.rules.async_rules._parties import client
-from varco.fatturapa.rules.async_rules._xml import descendant
+from varco.fatturapa.rules.async_rules._xml import transmission_values
 from varco.fatturapa.rules.registry import RuleContext, RuleSpec, rule
 
 
@@ -19,7 +19,7 @@ from varco.fatturapa.rules.registry import RuleContext, RuleSpec, rule
 )
 def recipient_xxxxxxx_only_abroad(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """XXXXXXX routes the invoice abroad: the client must have a non-Italian IdFiscaleIVA."""
-    code = descendant(ctx.header, "DatiTrasmissione/CodiceDestinatario")
+    code = transmission_values(ctx).get("CodiceDestinatario")
     if code.text != "XXXXXXX":
         return
     number = "1.3.1.1" if ctx.is_simplified else "1.4.1.1"

@@ -7,7 +7,7 @@ Simplified (FSM10): 1.2 `CedentePrestatore` holds them directly and the client k
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from varco.fatturapa.parties import first_children
 from varco.fatturapa.rules.async_rules._xml import Element, child, descendant, text
@@ -50,6 +50,8 @@ class Party:
     code: str | None  # IdCodice as written (stripped): validation must see what the file says
     tax_code: str | None  # CodiceFiscale, compacted
     vat_id: str | None  # `IT01234560017`: country and code of IdFiscaleIVA, None without one
+    # The block's first child of each tag (`first_children`): the summary reads the name there.
+    children: dict[object, Element] = field(default_factory=dict, compare=False, repr=False)
 
     def describe(self) -> str:
         """How the party is identified, for messages: `IdFiscaleIVA IT01234560017, CodiceFiscale ...`."""
@@ -81,6 +83,7 @@ def _party(block: Element | None, numbers: Numbers) -> Party | None:
         code,
         _compact(text(tax_code_element)),
         country + compact_code if country and compact_code else None,
+        values,
     )
 
 

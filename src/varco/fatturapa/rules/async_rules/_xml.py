@@ -16,6 +16,7 @@ from itertools import chain
 from lxml import etree
 
 from varco.fatturapa.findings import Finding
+from varco.fatturapa.parties import first_children
 from varco.fatturapa.rules.registry import RuleContext, RuleSpec
 
 Element = etree._Element
@@ -103,6 +104,16 @@ def bodies(ctx: RuleContext) -> Iterator[tuple[int, Element]]:
     return enumerate(ctx.bodies, start=1)
 
 
+def transmission_values(ctx: RuleContext) -> dict[object, Element]:
+    """The first child of each tag of 1.1 DatiTrasmissione (read once per document: the summary and
+    three rules read its values)."""
+    key = ("transmission", ctx.header)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = first_children(child(ctx.header, "DatiTrasmissione"))
+    return found  # type: ignore[return-value]
+
+
 def body_prefix(ctx: RuleContext, index: int) -> str:
     """`body 2: ` in a batch file, empty for a single invoice."""
     return f"body {index}: " if len(ctx.bodies) > 1 else ""
@@ -119,11 +130,17 @@ class HolderFacts:
     natura: str | None = None  # Natura, stripped
     natura_element: Element | None = None
     esigibilita_element: Element | None = None  # 2.2.2.7 EsigibilitaIVA (summary blocks)
+    # The amounts of a summary block, for the invoice summary (`summary.py`): 2.2.2.5, 2.2.2.6.
+    taxable_element: Element | None = None  # ImponibileImporto
+    tax_element: Element | None = None  # Imposta
+
+
+_HOLDER_VALUES = ("AliquotaIVA", "Natura", "EsigibilitaIVA", "ImponibileImporto", "Imposta")
 
 
 def _holder_facts(holder: Element) -> HolderFacts:
     facts = HolderFacts(holder)
-    for item in holder.iterchildren("AliquotaIVA", "Natura", "EsigibilitaIVA"):
+    for item in holder.iterchildren(*_HOLDER_VALUES):
         tag = item.tag
         if tag == "AliquotaIVA":
             if facts.rate_element is None:
@@ -131,8 +148,14 @@ def _holder_facts(holder: Element) -> HolderFacts:
         elif tag == "Natura":
             if facts.natura_element is None:
                 facts.natura_element, facts.natura = item, text(item)
-        elif facts.esigibilita_element is None:
-            facts.esigibilita_element = item
+        elif tag == "EsigibilitaIVA":
+            if facts.esigibilita_element is None:
+                facts.esigibilita_element = item
+        elif tag == "ImponibileImporto":
+            if facts.taxable_element is None:
+                facts.taxable_element = item
+        elif facts.tax_element is None:
+            facts.tax_element = item
     return facts
 
 
@@ -142,6 +165,7 @@ class BodyFacts:
     walk over 2.1 DatiGenerali, 2.1.1 DatiGeneraliDocumento and 2.2 DatiBeniServizi."""
 
     document: Element | None = None  # 2.1.1 DatiGeneraliDocumento
+    document_values: dict[object, Element] = field(default_factory=dict)  # its first child of each tag
     type: str | None = None  # 2.1.1.1 TipoDocumento, stripped
     date_element: Element | None = None  # 2.1.1.3 Data
     date: date | None = None
@@ -195,8 +219,10 @@ def body_facts(body: Element) -> BodyFacts:
 
 
 def _read_document(document: Element, facts: BodyFacts) -> None:
+    values = facts.document_values
     for item in document.iterchildren():
         tag = item.tag
+        values.setdefault(tag, item)
         if tag == "TipoDocumento":
             if facts.type is None:
                 facts.type = text(item)
@@ -390,12 +416,16 @@ def body_findings(
     spec: RuleSpec,
     index: int,
     offenders: list[tuple[Element, str]],
-) -> Iterator[Finding]:
+) -> list[Finding]:
     """Findings for one body's offending elements, prefixed with the body, capped at MAX_PER_BODY."""
+    if not offenders:  # the usual case, asked of every body by a dozen rules: nothing to build
+        return []
     prefix = body_prefix(ctx, index)
     shown = offenders[:MAX_PER_BODY]
     hidden = len(offenders) - len(shown)
+    findings = []
     for position, (element, message) in enumerate(shown, start=1):
         if hidden and position == len(shown):
             message += f" (and {hidden} more like this in the same body)"
-        yield ctx.finding(spec, prefix + message, element, body=index)
+        findings.append(ctx.finding(spec, prefix + message, element, body=index))
+    return findings

@@ -42,7 +42,8 @@ class GoodsFacts:
     has one)."""
 
     element: Element
-    amount: Decimal | None = None  # 2.2.2 Importo
+    amount_element: Element | None = None  # 2.2.2 Importo
+    amount: Decimal | None = None
     tax_element: Element | None = None  # 2.2.3.1 Imposta
     tax: Decimal | None = None
     rate_element: Element | None = None  # 2.2.3.2 Aliquota
@@ -64,12 +65,11 @@ class GoodsFacts:
 
 def _goods_facts(goods: Element) -> GoodsFacts:
     facts = GoodsFacts(goods)
-    amount = None
     for item in goods.iterchildren("Importo", "DatiIVA", "Natura"):
         tag = item.tag
         if tag == "Importo":
-            if amount is None:
-                amount = item
+            if facts.amount_element is None:
+                facts.amount_element = item
         elif tag == "Natura":
             if facts.natura_element is None:
                 facts.natura_element = item
@@ -78,15 +78,15 @@ def _goods_facts(goods: Element) -> GoodsFacts:
                 facts.tax_element = child(item, "Imposta")
             if facts.rate_element is None:
                 facts.rate_element = child(item, "Aliquota")
-    facts.amount = decimal(text(amount))
+    facts.amount = decimal(text(facts.amount_element))
     facts.tax = decimal(text(facts.tax_element))
     facts.rate = decimal(text(facts.rate_element))
     return facts
 
 
-def _goods(body: Element) -> Iterator[tuple[int, GoodsFacts]]:
-    """The facts of each 2.2 DatiBeniServizi block with its 1-based position (found once per
-    document run: five rules read them)."""
+def goods_facts(body: Element) -> list[GoodsFacts]:
+    """The facts of each 2.2 DatiBeniServizi block of a simplified body (found once per document
+    run: the invoice summary and five rules read them)."""
     cache = LOOKUPS.get()
     key = ("goods", body)
     found = cache.get(key) if cache is not None else None
@@ -94,7 +94,12 @@ def _goods(body: Element) -> Iterator[tuple[int, GoodsFacts]]:
         found = [_goods_facts(goods) for goods in body_facts(body).goods]
         if cache is not None:
             cache[key] = found
-    return enumerate(found, start=1)  # type: ignore[arg-type]
+    return found  # type: ignore[return-value]
+
+
+def _goods(body: Element) -> Iterator[tuple[int, GoodsFacts]]:
+    """The facts of each 2.2 DatiBeniServizi block with its 1-based position."""
+    return enumerate(goods_facts(body), start=1)
 
 
 @rule(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from varco.fatturapa.findings import Finding
-from varco.fatturapa.rules.async_rules._xml import child, descendant, text, where
+from varco.fatturapa.rules.async_rules._xml import text, transmission_values, where
 from varco.fatturapa.rules.registry import ORDINARY, RuleContext, RuleSpec, rule
 
 CODE_LENGTH = {"FPA12": 6, "FPR12": 7}  # public administration offices: 6; private recipients: 7
@@ -25,9 +25,9 @@ CODE_LENGTH = {"FPA12": 6, "FPR12": 7}  # public administration offices: 6; priv
 )
 def recipient_code_length(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00427: the recipient code's length must match 1.1.3 FormatoTrasmissione."""
-    transmission = child(ctx.header, "DatiTrasmissione")
-    fmt = text(transmission, "FormatoTrasmissione")
-    element = child(transmission, "CodiceDestinatario") if transmission is not None else None
+    transmission = transmission_values(ctx)
+    fmt = text(transmission.get("FormatoTrasmissione"))
+    element = transmission.get("CodiceDestinatario")
     code = text(element)
     expected = CODE_LENGTH.get(fmt or "")
     if code is None or expected is None or len(code) == expected:
@@ -48,7 +48,7 @@ def recipient_code_length(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]
 )
 def format_matches_version(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00428: 1.1.3 must agree with the `versione` the document declares."""
-    element = descendant(ctx.header, "DatiTrasmissione/FormatoTrasmissione")
+    element = transmission_values(ctx).get("FormatoTrasmissione")
     fmt = text(element)
     version = ctx.root.get("versione")
     if fmt is None or version is None or fmt == version:

@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from varco.fatturapa.findings import Finding
 from varco.fatturapa.rules.async_rules._xml import (
+    LOOKUPS,
     NATURA_AT,
     RATE_AT,
     ZERO,
@@ -47,7 +48,19 @@ def _first_by_rate(holders: list[HolderFacts]) -> dict[Decimal, Element]:
 
 
 def _line_rates(body: Element) -> dict[Decimal, Element]:
-    """Rates of 2.2.1.12 (lines) and 2.1.1.7.5 (pension funds), first element of each."""
+    """Rates of 2.2.1.12 (lines) and 2.1.1.7.5 (pension funds), first element of each (found once
+    per document run: 00419 and 00443 read them; neither changes them)."""
+    cache = LOOKUPS.get()
+    key = ("line rates", body)
+    found = cache.get(key) if cache is not None else None
+    if found is None:
+        found = _rates_in_use(body)
+        if cache is not None:
+            cache[key] = found
+    return found  # type: ignore[return-value]
+
+
+def _rates_in_use(body: Element) -> dict[Decimal, Element]:
     rates: dict[Decimal, Element] = {}
     for line in line_facts(body):
         if line.rate is not None:
