@@ -10,10 +10,12 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -23,6 +25,46 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class CallbackReceiver:
+    """A local callback receiver (`url`) that answers 200 to every POST; a test's subclass decides in
+    `received` how long a POST waits (e.g. until `release` is set) and learns in `answered` which
+    were answered. `close` releases whatever still waits."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # http.server API
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                event_id = self.headers.get("Varco-Event-Id", "")
+                receiver.received(event_id)
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+                receiver.answered(event_id)
+
+            def log_message(self, format: str, *args: object) -> None:  # quiet
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
+
+    def received(self, event_id: str) -> None:
+        """Before the answer, in the POST's thread."""
+
+    def answered(self, event_id: str) -> None:
+        """After the answer was written."""
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
 
 
 @dataclass(frozen=True)

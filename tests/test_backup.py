@@ -21,7 +21,6 @@ import uuid
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -32,7 +31,7 @@ from typer.testing import CliRunner
 from tests.conftest import BACKENDS, _postgres_database
 from tests.factories import bearer, make_account, sign_in
 from tests.invoices.support import SUPPLIER_VAT, b64, invoice_xml
-from tests.live_server import LiveServer, live_server
+from tests.live_server import CallbackReceiver, LiveServer, live_server
 from tests.sdi.factories import invoice_file, valid_vat
 from varco.cli import app as cli_app
 from varco.core import migrate
@@ -91,37 +90,18 @@ class Uploader(threading.Thread):
             time.sleep(0.05)
 
 
-class HoldingReceiver:
+class HoldingReceiver(CallbackReceiver):
     """A callback receiver that answers nothing until `release` is set: the server's worker threads
     wait on it, so the uploads meanwhile stay in flight (pending jobs in the backup)."""
 
     def __init__(self) -> None:
         self.held = 0
-        self.release = threading.Event()
-        lock = threading.Lock()
-        receiver = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # http.server API
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                with lock:
-                    receiver.held += 1
-                receiver.release.wait(120)
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, format: str, *args: object) -> None:  # quiet
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
-
-    def close(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+    def received(self, event_id: str) -> None:
+        with self.lock:
+            self.held += 1
+        self.release.wait(120)
 
 
 def read_backup(database: Path) -> tuple[dict[str, str], dict[str, dict[str, str]]]:

@@ -26,7 +26,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -36,7 +35,7 @@ from aiosmtpd.controller import Controller
 from sqlalchemy import create_engine, text
 
 from tests.conftest import _postgres_database
-from tests.live_server import free_port
+from tests.live_server import CallbackReceiver, free_port
 from tests.sdi.factories import invoice_file, valid_vat
 from varco.accounts import service as accounts
 from varco.core import migrate
@@ -121,47 +120,28 @@ def refused(port: int) -> bool:
     return False
 
 
-class HeldReceiver:
+class HeldReceiver(CallbackReceiver):
     """A callback receiver whose first POST waits until `release` is set; the others are answered
     at once. Records the event id of every POST it answered."""
 
     def __init__(self) -> None:
         self.arrived = threading.Event()
-        self.release = threading.Event()
         self.first_event: str | None = None
-        self.answered: list[str] = []
-        self._lock = threading.Lock()
-        receiver = self
+        self.answered_events: list[str] = []
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # http.server API
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                event_id = self.headers.get("Varco-Event-Id", "")
-                with receiver._lock:
-                    held = receiver.first_event is None
-                    if held:
-                        receiver.first_event = event_id
-                if held:
-                    receiver.arrived.set()
-                    receiver.release.wait(120)
-                self.send_response(200)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
-                with receiver._lock:
-                    receiver.answered.append(event_id)
+    def received(self, event_id: str) -> None:
+        with self.lock:
+            held = self.first_event is None
+            if held:
+                self.first_event = event_id
+        if held:
+            self.arrived.set()
+            self.release.wait(120)
 
-            def log_message(self, format: str, *args: object) -> None:  # quiet
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
-
-    def close(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+    def answered(self, event_id: str) -> None:
+        with self.lock:
+            self.answered_events.append(event_id)
 
 
 class SlowUpload(threading.Thread):
@@ -270,7 +250,7 @@ def test_serve_finishes_the_request_and_the_job_in_flight_and_takes_nothing_new(
             time.sleep(0.2)
         serve.terminate()
         assert serve.exit_code() == 0, serve.text()[-4000:]
-        assert receiver.answered.count(receiver.first_event) == 1  # POSTed once, answered once
+        assert receiver.answered_events.count(receiver.first_event) == 1  # POSTed once, answered once
     finally:
         serve.kill()
         receiver.close()
