@@ -14,7 +14,7 @@ from varco.callbacks import fanout
 from varco.core.db import append_row
 from varco.core.dialects import dialect_of
 from varco.core.errors import ServiceUnavailable
-from varco.core.uow import UnitOfWork
+from varco.core.uow import Fact, UnitOfWork
 from varco.events.models import Event
 from varco.events.repository import EventRepository
 from varco.settings import get_settings
@@ -23,6 +23,7 @@ from varco.settings import get_settings
 # it shared from their first event to their commit; a feed read takes it exclusively, so it never
 # runs while an event with a smaller id is still uncommitted. SQLite serialises writers anyway.
 FEED_LOCK = 0x7661_7263_6F_6576  # "varco ev"
+_FEED_LOCK_HELD = Fact("holds the feed lock shared", lambda: False)  # taken once per transaction
 
 
 def record(
@@ -34,7 +35,9 @@ def record(
     subject: str | None = None,
 ) -> Event:
     """Add an event in the caller's transaction: it exists if and only if the change commits."""
-    dialect_of(session).advisory_lock(session, FEED_LOCK, shared=True)
+    if not session.fact(_FEED_LOCK_HELD):
+        dialect_of(session).advisory_lock(session, FEED_LOCK, shared=True)
+        session.remember(_FEED_LOCK_HELD, True)
     values = {
         "account_id": account_id,
         "type": type_,

@@ -43,6 +43,8 @@ _RECIPIENT = (
     .order_by(case((_BY_VAT, 0), (_BY_CODE, 1), (_CODE_AS_VAT, 2), else_=9), Account.is_disabled, Account.id)
     .limit(1)
 )
+# Whether there is one: no account loaded (the simulator asks it of every file it delivers).
+_ANY_RECIPIENT = select(Account.id).where(or_(_BY_VAT, _BY_CODE, _CODE_AS_VAT)).limit(1)
 
 
 class NoFreeName(BadRequest):
@@ -63,11 +65,22 @@ def recipient_for(session: UnitOfWork, client: fatturapa.Party) -> Account | Non
     A company's tax code is usually its VAT number, so a tax code also matches an account's VAT.
     Several accounts may share a number: enabled accounts first, then the oldest.
     """
+    params = _recipient_params(client)
+    return session.scalar(_RECIPIENT, params) if params else None
+
+
+def has_recipient(session: UnitOfWork, client: fatturapa.Party) -> bool:
+    """Whether `recipient_for` finds an account."""
+    params = _recipient_params(client)
+    return params is not None and session.execute(_ANY_RECIPIENT, params).first() is not None
+
+
+def _recipient_params(client: fatturapa.Party) -> dict[str, str | None] | None:
     code = (client.fiscal_code or "").upper() or None
     if not client.vat_code and not code:
         return None
-    params = {"country": client.country or "IT", "vat": client.vat_code or None, "code": code}
-    return session.scalar(_RECIPIENT, params)  # a missing identifier is NULL: it matches nothing
+    # A missing identifier is NULL: it matches nothing.
+    return {"country": client.country or "IT", "vat": client.vat_code or None, "code": code}
 
 
 def read(content: bytes) -> fatturapa.Report:

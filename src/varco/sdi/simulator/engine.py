@@ -214,7 +214,7 @@ def _addressed_to_varco(session: UnitOfWork, file: SimFile, ours: str) -> bool:
     if file.codice_destinatario == ours:
         return True
     client = files.client_party(file)
-    return client is not None and received.recipient_for(session, client) is not None
+    return client is not None and received.has_recipient(session, client)
 
 
 def _deliver_to_varco(session: UnitOfWork, file: SimFile, ours: str, clock: Clock) -> received.Delivery:
