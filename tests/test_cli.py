@@ -129,6 +129,29 @@ def test_db_upgrade_in_a_fresh_process(tmp_path):
     assert again.returncode == 0 and "up to date" in again.stdout
 
 
+def test_a_data_dir_with_url_characters_holds_the_database(tmp_path):
+    """`?`, `#` and `%` in VARCO_DATA_DIR are part of the path, not URL syntax."""
+    data_dir = tmp_path / "odd?dir#x%41"
+    data_dir.mkdir()
+    env = {**os.environ, "VARCO_DATA_DIR": str(data_dir)}
+    env.pop("VARCO_DATABASE_URL", None)
+    varco = [sys.executable, "-m", "varco.cli"]
+    done = subprocess.run([*varco, "db", "upgrade"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["odd?dir#x%41"]
+    assert (data_dir / "varco.sqlite3").is_file()
+    created = subprocess.run(
+        [*varco, "users", "create", "odd-dir-user", "--password", "odd-dir-pw-123"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert created.returncode == 0, created.stderr
+    listed = subprocess.run([*varco, "users", "list"], env=env, capture_output=True, text=True, timeout=120)
+    assert "odd-dir-user" in listed.stdout
+
+
 def test_production_profile_refuses_default_secret_and_sqlite(tmp_path):
     env = {**os.environ, "VARCO_DATA_DIR": str(tmp_path), "VARCO_PROFILE": "production"}
     done = subprocess.run(

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, FilePath, IPvAnyNetwork, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import URL
 
 DEMO_SECRET = "varco-demo-secret-change-me"
 
@@ -223,7 +224,9 @@ class Settings(BaseSettings):
     def resolved_database_url(self) -> str:
         if self.database_url:
             return self.database_url
-        return f"sqlite:///{(self.data_dir / 'varco.sqlite3').resolve()}"
+        # Built, not formatted: a `?`, `#` or `%` in the path is escaped, not read as URL syntax.
+        path = str((self.data_dir / "varco.sqlite3").resolve())
+        return URL.create("sqlite", database=path).render_as_string(hide_password=False)
 
     @property
     def file_body_bytes(self) -> int:
