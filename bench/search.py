@@ -496,6 +496,23 @@ def scenarios(
                 True,
                 lambda i: get("/api/v2/invoices-out", dense_user, **whole, size=100, page=last),
             ),
+            (  # a column outside the search index: one customer's files of the window
+                f"v2 list, same {dense:,}, receiverVatcode, size 10",
+                True,
+                lambda i: get("/api/v2/invoices-out", dense_user, **whole, receiverVatcode=_partner(i)),
+            ),
+            (
+                f"v2 list, same {dense:,}, receiverVatcode, size 100",
+                True,
+                lambda i: get(
+                    "/api/v2/invoices-out", dense_user, **whole, receiverVatcode=_partner(i), size=100
+                ),
+            ),
+            (  # every file of the window matches: the filter narrows nothing
+                f"v2 list, same {dense:,}, senderVatcode (its own), size 10",
+                True,
+                lambda i: get("/api/v2/invoices-out", dense_user, **whole, senderVatcode=f"{DENSE_ID:011d}"),
+            ),
         ]
     return [
         *listed,
@@ -589,6 +606,11 @@ def in_process(target: Target, n: int, dense: int) -> None:
     db.dispose()
 
 
+def _partner(i: int) -> str:
+    """A customer's VAT number as `_row` draws them (1 to 4999): a few tens of files each."""
+    return f"{1 + (i * 37) % 4999:011d}"
+
+
 def explain(target: Target, dense: int) -> None:
     """The plan of every statement the service runs for a list (PostgreSQL: EXPLAIN (ANALYZE,
     BUFFERS); SQLite: EXPLAIN QUERY PLAN and the statement's time): the statements are captured as
@@ -616,6 +638,9 @@ def explain(target: Target, dense: int) -> None:
     if dense:
         cases[f"v2 list, one account, {dense:,} in the window, size 100"] = lister(
             Filters(**window), 1, 100, DENSE_ID
+        )
+        cases[f"v2 list, same {dense:,}, receiverVatcode, size 10"] = lister(
+            Filters(**window, receiver_vat=_partner(1)), 1, 10, DENSE_ID
         )
     captured: list[tuple[str, object]] = []
 

@@ -34,8 +34,16 @@ WINDOW = Filters(created_from=START, created_to=END)
 INDEX = "ix_invoices_search_window"
 
 
-def _fill(db: Database, account: Account, times: list[datetime], *, direction: str = "out", state: int = 7):
-    """Bulk rows (no upload: only the columns a list reads matter here)."""
+def _fill(
+    db: Database,
+    account: Account,
+    times: list[datetime],
+    *,
+    direction: str = "out",
+    state: int = 7,
+    **parties: str,
+):
+    """Bulk rows (no upload: only the columns a list reads matter here); `parties`: VAT numbers."""
     with db.unit_of_work() as session:
         blob = {"name": "x.xml", "sha256": "0" * 64, "size": 1, "content": b"x", "created_at": START}
         blob_id = session.execute(insert(Blob).values(**blob).returning(Blob.id)).scalar_one()
@@ -55,6 +63,7 @@ def _fill(db: Database, account: Account, times: list[datetime], *, direction: s
                 "document_types": "TD01",
                 "created_at": at,
                 "updated_at": at,
+                **parties,
             }
             for at in times
         ]
@@ -180,6 +189,29 @@ def test_a_tenant_with_delegators_counts_in_the_index_not_with_a_window_function
         assert "WindowAgg" not in kinds, kinds
         scans = [node for node in plan if node.get("Relation Name") == "invoices"]
         assert {node.get("Index Name") for node in scans} == {INDEX}, scans
+
+
+@pytest.mark.parametrize("column", ["receiver_vat", "sender_vat"])
+def test_a_counterparty_filter_reads_that_counterpartys_files_only(db, clock, column):
+    """receiverVatcode/senderVatcode: their own index, VAT number first (issue 27: a list filtered
+    by a customer among 100,000 files of the window read each of them from the table)."""
+    account = make_account()
+    _fill(db, account, _inside(30), **{column: "01114601006"})
+    _fill(db, account, _inside(50), **{column: "09876543210"})
+    _fill(db, account, _history(200), **{column: "01114601006"})
+    filters = Filters(created_from=START, created_to=END, **{column: "01114601006"})
+    page, plan = _plan(db, _search(account, filters))
+    assert page.totalElements == 30
+    index = f"ix_invoices_{column.split('_')[0]}_window"
+    if db.engine.dialect.name == "sqlite":
+        reads = [line for line in plan if "invoices" in line]
+        window = f"USING COVERING INDEX {index} ({column}=? AND account_id=? AND direction=? AND created_at>?"
+        assert len(reads) == 2 and all(window in line for line in reads), plan
+        assert not any("TEMP B-TREE" in line for line in plan), plan
+    else:
+        scans = [node for node in plan if node.get("Relation Name") == "invoices"]
+        assert {node.get("Index Name") for node in scans} == {index}, scans
+        assert not {node["Node Type"] for node in plan} & {"Sort", "WindowAgg"}, plan
 
 
 @pytest.mark.parametrize(

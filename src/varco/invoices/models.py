@@ -56,11 +56,11 @@ class Invoice(Base):
     pec_destinatario: Mapped[str | None] = mapped_column(String(256))
     sender_description: Mapped[str | None] = mapped_column(String(255))
     sender_country: Mapped[str | None] = mapped_column(String(2))
-    sender_vat: Mapped[str | None] = mapped_column(String(28), index=True)
+    sender_vat: Mapped[str | None] = mapped_column(String(28))  # indexed in search/models.py
     sender_fiscal_code: Mapped[str | None] = mapped_column(String(28))
     receiver_description: Mapped[str | None] = mapped_column(String(255))
     receiver_country: Mapped[str | None] = mapped_column(String(2))
-    receiver_vat: Mapped[str | None] = mapped_column(String(28), index=True)
+    receiver_vat: Mapped[str | None] = mapped_column(String(28))  # indexed in search/models.py
     receiver_fiscal_code: Mapped[str | None] = mapped_column(String(28))
     sdi_errors: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list)  # [{code, description}]
     pdd_available: Mapped[bool] = mapped_column(Boolean, default=False)
