@@ -113,6 +113,27 @@ def test_a_request_id_reaches_its_line_its_jobs_lines_and_its_callbacks(client, 
     assert {r.request_id for r in got} == {request_id}  # X-Request-ID on every delivery it caused
 
 
+def test_a_delivery_queued_behind_another_carries_its_own_request_id(client, queue, receiver):
+    """Deliveries of one lane go one after the other, the next sent by the job of the one before
+    it: each still carries the request that caused its event."""
+    _, token = user(client, vat_code=SUPPLIER_VAT)
+    register(client, token, receiver.url, receiver)
+    request_ids = [f"client-{uuid.uuid4().hex[:12]}" for _ in range(3)]
+    for n, request_id in enumerate(request_ids):
+        answer = client.post(
+            "/services/invoice/upload",
+            json={"dataFile": b64(invoice_xml(number=f"LANE-{n}"))},
+            headers={**bearer(token), "X-Request-ID": request_id},
+        )
+        assert answer.json()["errorCode"] == "0000", answer.text
+    queue.drain()
+
+    got = receiver.accepted()
+    # updateUsage: one lane per account, so the second and third waited for the one before them
+    assert [r.request_id for r in got if r.event_type == "updateUsage"] == request_ids
+    assert {r.request_id for r in got} == set(request_ids)
+
+
 def test_the_client_s_id_is_kept_only_when_plain(client):
     kept = client.get("/health", headers={"X-Request-ID": "lb-7f3a:42/x=1"})
     assert kept.headers["X-Request-ID"] == "lb-7f3a:42/x=1"

@@ -102,6 +102,7 @@ def _attempt(
         event_type=type_,
         body=body,
         is_test=delivery.is_test,
+        request_id=delivery.request_id,
     )
 
 

@@ -11,6 +11,7 @@ from varco.callbacks.repository import CallbackRepository
 from varco.callbacks.states import DeliveryStatus
 from varco.core import jobs
 from varco.core.clock import Clock, current_clock
+from varco.core.logs import current_request_id
 from varco.core.uow import UnitOfWork
 from varco.events.models import Event
 
@@ -35,6 +36,7 @@ def fan_out(session: UnitOfWork, event: Event, clock: Clock | None = None) -> li
     clock = clock or current_clock()
     repo = CallbackRepository(session)
     now = clock.now()
+    request_id = current_request_id.get()
     created = []
     for endpoint in repo.receivers_of(event.account_id):
         if event.type not in endpoint.event_types:
@@ -50,6 +52,7 @@ def fan_out(session: UnitOfWork, event: Event, clock: Clock | None = None) -> li
                 attempts=0,
                 next_attempt_at=now,
                 created_at=now,
+                request_id=None if request_id == "-" else request_id,
             )
         )
         # The delivery before it in the lane wakes it when done (§ ordering); locking that one

@@ -57,3 +57,6 @@ class CallbackDelivery(Base):
     last_error: Mapped[str | None] = mapped_column(String(500))
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # The request that caused the event (its X-Request-ID): a delivery queued behind another is
+    # sent by that one's job, which runs under another request's id.
+    request_id: Mapped[str | None] = mapped_column(String(64))

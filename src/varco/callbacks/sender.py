@@ -47,6 +47,7 @@ class Attempt:
     event_type: str
     body: bytes
     is_test: bool
+    request_id: str | None = None  # the request that caused the event; None: the running job's
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,16 @@ class Outcome:
 def post(attempt: Attempt, settings: Settings, clock: Clock) -> Outcome:
     """Send once, within `callback_timeout_seconds` for the whole exchange; never raises (every
     failure is an Outcome the retry logic can record). The request that caused the event (the id
-    the delivery job carries, core/jobs.py) goes along as X-Request-ID."""
-    request_id = current_request_id.get()
+    the delivery carries, else the running job's) goes along as X-Request-ID, and is the log line's."""
+    request_id = attempt.request_id or current_request_id.get()
+    bound = current_request_id.set(request_id)
+    try:
+        return _post(attempt, settings, clock, request_id)
+    finally:
+        current_request_id.reset(bound)
+
+
+def _post(attempt: Attempt, settings: Settings, clock: Clock, request_id: str) -> Outcome:
     try:
         target = resolve(attempt.url, settings)  # again at each attempt: DNS or the rules may have changed
         outcome = _loop.run(
