@@ -76,13 +76,35 @@ def party_of(
     """The party of `role` from the children of its identifiers block (`first_children`) and its
     IdPaese, IdCodice and CodiceFiscale elements, as found already (by `party`, or by the rules)."""
     name = _name_values(header, role, simplified, identifiers)
-    person = " ".join(n for n in (string_value(name.get("Nome")), string_value(name.get("Cognome"))) if n)
     return Party(
-        description=string_value(name.get("Denominazione")) or person or None,
+        description=string_value(name.get("Denominazione")) or _person(name) or None,
         country=string_value(country) or string_value(element_at(header, _SEAT[role, simplified])),
         vat_code=string_value(code),
         fiscal_code=string_value(fiscal_code),
     )
+
+
+def _person(name: dict[object, etree._Element]) -> str:
+    """`Nome Cognome`, from what the name block gives of them (only read without a Denominazione)."""
+    return " ".join(n for n in (string_value(name.get("Nome")), string_value(name.get("Cognome"))) if n)
+
+
+def _name_route(ids: str, names: str) -> tuple[str | None, str | None]:
+    """Where the name block is, from the identifiers block: itself (None, None), one of its
+    children (its tag, None) or a block of its own (None, its path from the header)."""
+    if names == ids:
+        return None, None
+    if names.startswith(f"{ids}/") and "/" not in names[len(ids) + 1 :]:
+        return names[len(ids) + 1 :], None
+    return None, names
+
+
+# Worked out once: the summary reads both parties of every file.
+_NAME_ROUTES = {
+    (role, simplified): _name_route(*(_SIMPLIFIED if simplified else _ORDINARY)[role])
+    for role in ("supplier", "customer")
+    for simplified in (False, True)
+}
 
 
 def _name_values(
@@ -90,12 +112,12 @@ def _name_values(
 ) -> dict[object, etree._Element]:
     """The children of the name block, which is the identifiers block itself, one of its children
     (ordinary Anagrafica) or a block of its own (FSM10 client)."""
-    ids, names = (_SIMPLIFIED if simplified else _ORDINARY)[role]
-    if names == ids:
-        return identifiers
-    if names.startswith(f"{ids}/") and "/" not in names[len(ids) + 1 :]:
-        return first_children(identifiers.get(names[len(ids) + 1 :]))
-    return first_children(element_at(header, names))
+    step, path = _NAME_ROUTES[role, simplified]
+    if step is not None:
+        return first_children(identifiers.get(step))
+    if path is not None:
+        return first_children(element_at(header, path))
+    return identifiers
 
 
 def string_value(element: etree._Element | None) -> str | None:

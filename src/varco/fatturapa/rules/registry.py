@@ -70,8 +70,15 @@ def _top_level(
     key = ("top", root)
     found = memo.get(key)
     if found is None:
-        header = next(root.iterchildren("FatturaElettronicaHeader"), None)
-        found = memo[key] = (header, list(root.iterchildren("FatturaElettronicaBody")))
+        # One plain walk over the root's few children: cheaper than two tag-filtered iterators.
+        header, bodies = None, []
+        for item in root:
+            tag = item.tag
+            if tag == "FatturaElettronicaBody":
+                bodies.append(item)
+            elif tag == "FatturaElettronicaHeader" and header is None:
+                header = item
+        found = memo[key] = (header, bodies)
     return found  # type: ignore[return-value]
 
 

@@ -22,7 +22,7 @@ def number_has_digit(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
         if element is None:
             continue
         number = element.text or ""
-        if not any(char.isdigit() for char in number):
+        if not any(map(str.isdigit, number)):
             yield ctx.finding(
                 spec,
                 f"{body_prefix(ctx, index)}2.1.1.4 <Numero> '{number}' contains no digit ({where(element)})",

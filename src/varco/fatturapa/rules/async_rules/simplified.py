@@ -21,7 +21,6 @@ from varco.fatturapa.rules.async_rules._xml import (
     body_facts,
     body_findings,
     body_prefix,
-    child,
     decimal,
     doc_date,
     rate_text,
@@ -65,7 +64,8 @@ class GoodsFacts:
 
 def _goods_facts(goods: Element) -> GoodsFacts:
     facts = GoodsFacts(goods)
-    for item in goods.iterchildren("Importo", "DatiIVA", "Natura"):
+    # Plain walks over the block's few children: lxml's tag-filtered iterators cost more to set up.
+    for item in goods:
         tag = item.tag
         if tag == "Importo":
             if facts.amount_element is None:
@@ -73,11 +73,15 @@ def _goods_facts(goods: Element) -> GoodsFacts:
         elif tag == "Natura":
             if facts.natura_element is None:
                 facts.natura_element = item
-        else:
-            if facts.tax_element is None:
-                facts.tax_element = child(item, "Imposta")
-            if facts.rate_element is None:
-                facts.rate_element = child(item, "Aliquota")
+        elif tag == "DatiIVA":
+            tax, rate = facts.tax_element, facts.rate_element
+            for value in item:  # the first Imposta and the first Aliquota of this DatiIVA
+                name = value.tag
+                if name == "Imposta":
+                    if tax is None:
+                        facts.tax_element = tax = value
+                elif name == "Aliquota" and rate is None:
+                    facts.rate_element = rate = value
     facts.amount = decimal(text(facts.amount_element))
     facts.tax = decimal(text(facts.tax_element))
     facts.rate = decimal(text(facts.rate_element))
