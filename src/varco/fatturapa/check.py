@@ -19,11 +19,11 @@ from varco.fatturapa.errors import FatturaPAError
 from varco.fatturapa.findings import Finding
 from varco.fatturapa.issuer import check_issuer
 from varco.fatturapa.parsing import parse_xml, xpath_of
-from varco.fatturapa.rules.async_rules._xml import LOOKUPS
-from varco.fatturapa.rules.runner import run_rules
+from varco.fatturapa.rules.registry import RuleContext
+from varco.fatturapa.rules.runner import run_stage
 from varco.fatturapa.schema import declared_format, validate_schema
 from varco.fatturapa.signatures import SignatureReport, broken_report
-from varco.fatturapa.summary import InvoiceSummary, extract_summary
+from varco.fatturapa.summary import InvoiceSummary, summarise
 from varco.fatturapa.transmitter import check_transmitter
 from varco.fatturapa.xades import enveloped_signature, verify_xades
 
@@ -58,6 +58,9 @@ class Report:
     # What the rules looked up in the tree (header, bodies, parties, detail lines' facts), shared by
     # the synchronous rules, the asynchronous ones and the SDI's controls (sdi_controls.check_sdi).
     lookups: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False, compare=False)
+    # The rules' context over `lookups`, built once the XSD accepts the file: the summary and both
+    # stages of rules share it (the asynchronous one when its receipt day is the same).
+    context: RuleContext | None = field(default=None, repr=False, compare=False)
 
 
 _DEFAULT = CheckOptions()
@@ -104,7 +107,10 @@ def check_async(report: Report, options: CheckOptions = _DEFAULT) -> list[Findin
         raise ValueError(
             "CheckOptions.received_date (the SDI receipt day) is required for the asynchronous rules"
         )
-    return run_rules(report.root, report.format, options.received_date, stage="async", lookups=report.lookups)
+    ctx = report.context
+    if ctx is None or ctx.received_date != options.received_date:
+        ctx = RuleContext(report.root, report.format, options.received_date, memo=report.lookups)
+    return run_stage(ctx, "async")
 
 
 def check(data: bytes, options: CheckOptions = _DEFAULT, cache: CheckCache | None = None) -> Report:
@@ -183,11 +189,10 @@ def _signed_as_required(report: Report, options: CheckOptions) -> list[Finding]:
 def _schema(report: Report, options: CheckOptions) -> list[Finding]:
     findings = validate_schema(report.root)
     if not findings:
-        token = LOOKUPS.set(report.lookups)  # the bodies' facts the summary reads serve the rules too
-        try:
-            report.summary = extract_summary(report.root, report.format)
-        finally:
-            LOOKUPS.reset(token)
+        # Synchronous rules and the summary do not read the receipt day; date.min only fills it.
+        received = options.received_date or date.min
+        report.context = RuleContext(report.root, report.format, received, memo=report.lookups)
+        report.summary = summarise(report.context)  # the facts it reads serve the rules too
     return findings
 
 
@@ -202,10 +207,7 @@ def _issuer(report: Report, options: CheckOptions) -> list[Finding]:
 def _extra_schema(report: Report, options: CheckOptions) -> list[Finding]:
     if options.skip_extra_schema:
         return []
-    # Synchronous rules do not read the receipt day; date.min only satisfies RuleContext.
-    return run_rules(
-        report.root, report.format, options.received_date or date.min, stage="sync", lookups=report.lookups
-    )
+    return run_stage(report.context, "sync")
 
 
 def _is_blank(data: bytes) -> bool:

@@ -12,7 +12,7 @@ from lxml import etree
 
 from varco.fatturapa.findings import Finding
 from varco.fatturapa.parsing import xpath_of
-from varco.fatturapa.parties import is_simplified, vat_element, vat_number
+from varco.fatturapa.parties import element_at, is_simplified, vat_element, vat_number
 
 # §1: "Allowed document types for self-billed invoices".
 SELF_BILLING_TYPES = frozenset(
@@ -28,7 +28,7 @@ def check_issuer(root: etree._Element, account_vat: str | None, sender_piva: str
     header = next(root.iterchildren("FatturaElettronicaHeader"))
     simplified = is_simplified(root)
     n_emitter, n_client = ("1.4", "1.3") if simplified else ("1.6", "1.4")
-    emitter = next(header.iterchildren("SoggettoEmittente"), None)
+    emitter = element_at(header, "SoggettoEmittente")
     if sender_piva is None and account_vat is None:  # `varco validate`: only the emitter matters
         return _check_emitter(root, emitter, n_emitter)
     supplier = vat_element(header, "supplier", simplified)

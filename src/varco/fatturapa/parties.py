@@ -144,5 +144,13 @@ def element_at(element: etree._Element | None, path: str) -> etree._Element | No
     for step in path.split("/"):
         if element is None:
             return None
-        element = next(element.iterchildren(step), None)
+        element = _first_child(element, step)
     return element
+
+
+def _first_child(element: etree._Element, tag: str) -> etree._Element | None:
+    # A plain walk over a block's few children costs less than setting up a tag-filtered iterator.
+    for item in element:
+        if item.tag == tag:
+            return item
+    return None

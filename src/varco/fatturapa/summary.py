@@ -11,11 +11,13 @@ from lxml import etree
 
 from varco.fatturapa.parties import Party, Role, first_children, party, party_of, string_value
 from varco.fatturapa.rules.async_rules import _parties
-from varco.fatturapa.rules.async_rules._xml import LOOKUPS, body_facts, transmission_values
-from varco.fatturapa.rules.async_rules.simplified import GoodsFacts, goods_facts
+from varco.fatturapa.rules.async_rules._goods import GoodsFacts
+from varco.fatturapa.rules.async_rules._xml import LOOKUPS
+from varco.fatturapa.rules.facts import Body, document_facts
 from varco.fatturapa.rules.registry import RuleContext
 
 _CENT = Decimal("0.01")
+_HUNDRED = Decimal(100)
 
 
 @dataclass(frozen=True)
@@ -48,24 +50,27 @@ class InvoiceSummary:
 def extract_summary(root: etree._Element, fmt: str) -> InvoiceSummary:
     """Summarise an XSD-valid invoice (FPA12, FPR12 or FSM10). The schema allows each step of the
     paths read here at most once, so the first child of each tag is the value."""
-    simplified = fmt == "FSM10"
-    # The rules' context over the document's look-ups: the parties found here serve the rules too.
-    ctx = RuleContext(root=root, format=fmt, received_date=date.min, memo=_lookups())
-    header = ctx.header
-    transmission = transmission_values(ctx)
+    # The rules' context over the document's look-ups: the facts read here serve the rules too.
+    return summarise(RuleContext(root=root, format=fmt, received_date=date.min, memo=_lookups()))
+
+
+def summarise(ctx: RuleContext) -> InvoiceSummary:
+    """`extract_summary` over a context the caller already has (`check` builds one per document)."""
+    facts = document_facts(ctx)
+    transmission = facts.transmission
     transmitter = first_children(transmission.get("IdTrasmittente"))
-    body_summary = _simplified_body if simplified else _ordinary_body
+    body_summary = _simplified_body if ctx.is_simplified else _ordinary_body
     return InvoiceSummary(
-        format=fmt,
+        format=ctx.format,
         transmitter_country=string_value(transmitter.get("IdPaese")),
         transmitter_code=string_value(transmitter.get("IdCodice")),
         progressivo_invio=string_value(transmission.get("ProgressivoInvio")),
         codice_destinatario=string_value(transmission.get("CodiceDestinatario")),
         pec_destinatario=string_value(transmission.get("PECDestinatario")),
-        soggetto_emittente=string_value(next(header.iterchildren("SoggettoEmittente"), None)),
-        supplier=_party(ctx, "supplier"),
-        customer=_party(ctx, "customer"),
-        bodies=[body_summary(body) for body in ctx.bodies],
+        soggetto_emittente=string_value(facts.emitter),
+        supplier=_party(ctx, "supplier", facts.supplier),
+        customer=_party(ctx, "customer", facts.client),
+        bodies=[body_summary(body) for body in facts.bodies],
     )
 
 
@@ -74,9 +79,8 @@ def _lookups() -> dict[tuple[object, ...], object]:
     return {} if lookups is None else lookups
 
 
-def _party(ctx: RuleContext, role: Role) -> Party:
-    """The party of `role`, from the identifiers the rules look up (once per document)."""
-    found = _parties.supplier(ctx) if role == "supplier" else _parties.client(ctx)
+def _party(ctx: RuleContext, role: Role, found: _parties.Party | None) -> Party:
+    """The party of `role`, from the identifiers the rules read (once per document)."""
     if found is None:  # no identifiers block: not in an XSD-valid file, but read it as before
         return party(ctx.header, role, ctx.is_simplified)
     return party_of(
@@ -90,27 +94,30 @@ def _party(ctx: RuleContext, role: Role) -> Party:
     )
 
 
-def _ordinary_body(body: etree._Element) -> BodySummary:
-    facts = body_facts(body)
+def _ordinary_body(body: Body) -> BodySummary:
+    facts = body.facts
     values = facts.document_values
     # The schema gives each summary block one Imposta and one ImponibileImporto: the first is all.
     holders = facts.summary_holders
-    total_vat = _sum(_amounts(holder.tax_element for holder in holders))
+    total_vat = _total([holder.tax_element for holder in holders])
     declared = string_value(values.get("ImportoTotaleDocumento"))
-    total = Decimal(declared) if declared else _sum(_amounts(h.taxable_element for h in holders)) + total_vat
-    details = [detail for payment in facts.payments for detail in payment.iterchildren("DettaglioPagamento")]
-    payments = _texts(details, "ImportoPagamento")
-    return _body(values, total, total_vat, _sum(payments) if payments else total)
+    if declared:
+        total = Decimal(declared)
+    else:
+        total = _total([holder.taxable_element for holder in holders]) + total_vat
+    payments = _texts(_children(facts.payments, "DettaglioPagamento"), "ImportoPagamento")
+    net_payable = sum(map(Decimal, payments), Decimal("0.00")) if payments else total
+    return _body(values, total, total_vat, net_payable)
 
 
-def _simplified_body(body: etree._Element) -> BodySummary:
+def _simplified_body(body: Body) -> BodySummary:
     # FSM10 2.2.2 <Importo> includes VAT; 2.2.3 gives either the tax or the rate. The schema gives
     # each block one Importo and one DatiIVA: the blocks' facts hold the elements read here.
-    facts = body_facts(body)
-    goods = goods_facts(body)
-    total = _sum(_amounts(block.amount_element for block in goods))
-    total_vat = sum((_simplified_vat(block) for block in goods), Decimal("0.00"))
-    return _body(facts.document_values, total, total_vat, total)
+    total = _total([block.amount_element for block in body.goods])
+    total_vat = Decimal("0.00")
+    for block in body.goods:
+        total_vat += _simplified_vat(block)
+    return _body(body.facts.document_values, total, total_vat, total)
 
 
 def _body(
@@ -134,26 +141,34 @@ def _simplified_vat(goods: GoodsFacts) -> Decimal:
         return Decimal(tax)
     rate = Decimal(string_value(goods.rate_element) or "0")
     amount = Decimal(string_value(goods.amount_element))
-    return (amount * rate / (100 + rate)).quantize(_CENT, ROUND_HALF_UP)  # VAT inside a gross amount
+    return (amount * rate / (_HUNDRED + rate)).quantize(_CENT, ROUND_HALF_UP)  # VAT inside a gross amount
 
 
 def _texts(parents: Iterable[etree._Element], tag: str) -> list[str]:
     """The text nodes of every `tag` child of `parents`, in document order: what the XPath
     `.../tag/text()` returns (a comment inside a value splits it into several nodes)."""
-    return [text for parent in parents for item in parent.iterchildren(tag) for text in _text_nodes(item)]
+    return [text for item in _children(parents, tag) for text in _text_nodes(item)]
 
 
-def _amounts(elements: Iterable[etree._Element | None]) -> list[str]:
-    """The text nodes of `elements` (None: absent), in order, as `_texts` reads them."""
-    return [text for element in elements if element is not None for text in _text_nodes(element)]
+def _children(parents: Iterable[etree._Element], tag: str) -> list[etree._Element]:
+    """Every `tag` child of `parents`, in document order (plain walks over the blocks' few children
+    cost less than tag-filtered iterators)."""
+    return [item for parent in parents for item in parent if item.tag == tag]
+
+
+def _total(elements: list[etree._Element | None]) -> Decimal:
+    """The sum of the text nodes of `elements` (None: absent), as `_texts` reads them."""
+    total = Decimal("0.00")
+    for element in elements:
+        if element is not None:
+            for node in _text_nodes(element):
+                total += Decimal(node)
+    return total
 
 
 def _text_nodes(element: etree._Element) -> list[str]:
     if len(element) == 0:  # a leaf, as every invoice value is
-        return [element.text] if element.text else []
+        value = element.text
+        return [value] if value else []
     nodes = [element.text, *(item.tail for item in element)]
     return [node for node in nodes if node]
-
-
-def _sum(values: Iterable[str]) -> Decimal:
-    return sum((Decimal(v) for v in values), Decimal("0.00"))

@@ -35,9 +35,16 @@ _DIGESTS = {
 }
 
 
+_SIGNATURE = f"{{{DS}}}Signature"
+
+
 def enveloped_signature(root: etree._Element) -> etree._Element | None:
-    """The `ds:Signature` the FatturaPA schema allows as the root's last child, if any."""
-    return root.find(f"{{{DS}}}Signature")
+    """The `ds:Signature` the FatturaPA schema allows as the root's last child, if any (the first
+    such child, as `find` reads it: a plain walk over the root's few children costs less)."""
+    for item in root:
+        if item.tag == _SIGNATURE:
+            return item
+    return None
 
 
 def verify_xades(

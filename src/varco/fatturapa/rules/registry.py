@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal
 
 from lxml import etree
@@ -37,6 +37,8 @@ class RuleContext:
     header: etree._Element = field(init=False, compare=False, repr=False)
     bodies: list[etree._Element] = field(init=False, compare=False, repr=False)
     is_simplified: bool = field(init=False, compare=False, repr=False)
+    # The document's facts (`rules.facts.document_facts`), kept here once read: every rule asks.
+    document: object = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: the derived fields are set once, here
@@ -93,6 +95,10 @@ class RuleSpec:
     stage: Stage
     formats: frozenset[str]
     check: Check = field(compare=False)
+    # Features of the document (listed in `rules.facts`; each TipoDocumento is one too) without
+    # which the rule has nothing to say: the runner calls it only on a document with one of them.
+    # None: called on every document.
+    needs: frozenset[str] | None = None
 
     def run(self, ctx: RuleContext) -> list[Finding]:
         return list(self.check(ctx, self))
@@ -108,11 +114,15 @@ def rule(
     *,
     stage: Stage = "async",
     formats: frozenset[str] = ALL_FORMATS,
+    needs: str | Iterable[str] | None = None,
 ) -> Callable[[Check], Check]:
-    """Register `check` as the rule `code` (several functions may share a code, e.g. per format)."""
+    """Register `check` as the rule `code` (several functions may share a code, e.g. per format).
+    `needs`: the document feature (or features) the rule reads, when a document with none of
+    them cannot break it."""
+    wanted = None if needs is None else frozenset((needs,) if isinstance(needs, str) else needs)
 
     def register(check: Check) -> Check:
-        RULES.append(RuleSpec(code, text, hint, stage, frozenset(formats), check))
+        RULES.append(RuleSpec(code, text, hint, stage, frozenset(formats), check, wanted))
         return check
 
     return register
@@ -127,3 +137,18 @@ def _selected(fmt: str, stage: Stage | None, registered: int) -> tuple[RuleSpec,
     """The rules of (`fmt`, `stage`), in table order; `registered` renews the answer when a rule
     is added after a first call."""
     return tuple(r for r in RULES if fmt in r.formats and (stage is None or r.stage == stage))
+
+
+def rules_with(fmt: str, stage: Stage | None, features: frozenset[str]) -> tuple[RuleSpec, ...]:
+    """The rules of (`fmt`, `stage`) that may speak on a document with `features`, in table order."""
+    return _applicable(fmt, stage, features, len(RULES))
+
+
+# Documents share a handful of feature sets: the selection is worked out once for each (bounded:
+# a batch file's mix of document types makes a set of its own).
+@lru_cache(maxsize=512)
+def _applicable(
+    fmt: str, stage: Stage | None, features: frozenset[str], registered: int
+) -> tuple[RuleSpec, ...]:
+    rules = _selected(fmt, stage, registered)
+    return tuple(r for r in rules if r.needs is None or not r.needs.isdisjoint(features))

@@ -93,8 +93,7 @@ def supplier(ctx: RuleContext) -> Party | None:
     try:
         return ctx.memo[key]  # type: ignore[return-value]
     except KeyError:
-        _read_parties(ctx)
-        return ctx.memo[key]  # type: ignore[return-value]
+        return read_header(ctx)[2]
 
 
 def client(ctx: RuleContext) -> Party | None:
@@ -103,28 +102,39 @@ def client(ctx: RuleContext) -> Party | None:
     try:
         return ctx.memo[key]  # type: ignore[return-value]
     except KeyError:
-        _read_parties(ctx)
-        return ctx.memo[key]  # type: ignore[return-value]
+        return read_header(ctx)[3]
 
 
-def _read_parties(ctx: RuleContext) -> None:
-    """Both parties in one walk over the header's few children (the summary reads both, and so do a
-    dozen rules): the identifiers block of the first CedentePrestatore / CessionarioCommittente that
-    has one, as `descendant` finds it (the simplified supplier is its first CedentePrestatore)."""
+def read_header(
+    ctx: RuleContext,
+) -> tuple[dict[object, Element], Element | None, Party | None, Party | None]:
+    """1.1 DatiTrasmissione (its first child of each tag), SoggettoEmittente and both parties, in one
+    walk over the header's few children (the summary reads them all, and so do a dozen rules); kept
+    in the memo for `transmission_values`, `supplier` and `client`. A party is the identifiers
+    block of the first CedentePrestatore / CessionarioCommittente that has one, as `descendant`
+    finds it (the simplified supplier is its first CedentePrestatore)."""
     header, simplified = ctx.header, ctx.is_simplified
     client_tag = "IdentificativiFiscali" if simplified else "DatiAnagrafici"
-    supplier_block = client_block = None
+    transmission = emitter = supplier_block = client_block = None
     for item in header:
         tag = item.tag
-        if tag == "CedentePrestatore":
+        if tag == "DatiTrasmissione":
+            if transmission is None:
+                transmission = item
+        elif tag == "CedentePrestatore":
             if supplier_block is None:
                 supplier_block = item if simplified else child(item, "DatiAnagrafici")
-        elif tag == "CessionarioCommittente" and client_block is None:
-            client_block = child(item, client_tag)
+        elif tag == "CessionarioCommittente":
+            if client_block is None:
+                client_block = child(item, client_tag)
+        elif tag == "SoggettoEmittente" and emitter is None:
+            emitter = item
     memo = ctx.memo
     numbers = (SUPPLIER_SIMPLIFIED, CLIENT_SIMPLIFIED) if simplified else (SUPPLIER_ORDINARY, CLIENT_ORDINARY)
-    memo.setdefault(("supplier", header), _party(supplier_block, numbers[0]))
-    memo.setdefault(("client", header), _party(client_block, numbers[1]))
+    values = memo.setdefault(("transmission", header), first_children(transmission))
+    seller = memo.setdefault(("supplier", header), _party(supplier_block, numbers[0]))
+    buyer = memo.setdefault(("client", header), _party(client_block, numbers[1]))
+    return values, emitter, seller, buyer  # type: ignore[return-value]
 
 
 def same_subject(a: Party, b: Party) -> bool | None:

@@ -11,7 +11,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from itertools import chain
 
 from lxml import etree
 
@@ -63,9 +62,10 @@ def text(element: Element | None, path: str | None = None) -> str | None:
     if element is None:
         return None
     target = element if path is None else descendant(element, path)
-    if target is None or target.text is None:
+    if target is None:
         return None
-    return target.text.strip() or None
+    value = target.text  # read once: lxml builds a new string at each read
+    return value.strip() or None if value is not None else None
 
 
 def decimal(value: str | None) -> Decimal | None:
@@ -189,10 +189,17 @@ class BodyFacts:
 def body_facts(body: Element) -> BodyFacts:
     """The facts of `body`, computed once per document run."""
     cache = LOOKUPS.get()
-    if cache is not None:
-        found = cache.get(("body", body))
-        if found is not None:
-            return found  # type: ignore[return-value]
+    if cache is None:
+        return read_body(body)
+    found = cache.get(("body", body))
+    if found is None:
+        found = cache[("body", body)] = read_body(body)
+    return found  # type: ignore[return-value]
+
+
+def read_body(body: Element, simplified: bool = False) -> BodyFacts:
+    """The facts of `body`, read now (`body_facts` and `rules.facts` remember them). `simplified`:
+    an FSM10 body, whose goods blocks hold no 2.2.2 DatiRiepilogo (there 2.2.2 is Importo)."""
     facts = BodyFacts()
     # Plain walks over the body's and DatiGenerali's few children: lxml's tag-filtered iterators
     # cost more to set up than these walks.
@@ -211,13 +218,12 @@ def body_facts(body: Element) -> BodyFacts:
                     _read_document(block, facts)
         elif tag == "DatiBeniServizi":
             facts.goods.append(part)
-            facts.summaries.extend(part.iterchildren("DatiRiepilogo"))  # lxml skips the lines
+            if not simplified:
+                facts.summaries.extend(part.iterchildren("DatiRiepilogo"))  # lxml skips the lines
         elif tag == "DatiPagamento":
             facts.payments.append(part)
     facts.summary_holders = [_holder_facts(summary) for summary in facts.summaries]
     facts.fund_holders = [_holder_facts(fund) for fund in facts.pension_funds]
-    if cache is not None:
-        cache[("body", body)] = facts
     return facts
 
 
@@ -294,18 +300,17 @@ def _stripped_text(element: Element | None) -> str | None:
     return (element.text or "").strip() or None if element is not None else None
 
 
-# The children of a detail line that the rules read, and the field each fills.
-_QUANTITY, _UNIT_PRICE, _TOTAL, _RATE, _NATURA, _WITHHOLDING, _DISCOUNT = range(7)
-_LINE_VALUES = {
-    "Quantita": _QUANTITY,
-    "PrezzoUnitario": _UNIT_PRICE,
-    "PrezzoTotale": _TOTAL,
-    "AliquotaIVA": _RATE,
-    "Natura": _NATURA,
-    "Ritenuta": _WITHHOLDING,
-    "ScontoMaggiorazione": _DISCOUNT,
-}
-_LINE_WALK = ("DettaglioLinee", *_LINE_VALUES)
+# The tags the walk over the detail lines stops at: the line, and the children the rules read.
+_LINE_WALK = (
+    "DettaglioLinee",
+    "Quantita",
+    "PrezzoUnitario",
+    "PrezzoTotale",
+    "AliquotaIVA",
+    "Natura",
+    "Ritenuta",
+    "ScontoMaggiorazione",
+)
 
 
 def _walk_lines(goods: list[Element]) -> list[LineFacts]:
@@ -318,36 +323,36 @@ def _walk_lines(goods: list[Element]) -> list[LineFacts]:
     rates: dict[str, Decimal | None] = {}  # a document uses a handful of rates: parse each once
     for block in goods:
         facts: LineFacts | None = None
+        line: Element | None = None
         for item in block.iter(*_LINE_WALK):
             tag = item.tag
             parent = item.getparent()
             if tag == "DettaglioLinee":
                 if parent is block:
-                    facts = LineFacts(item)
+                    line, facts = item, LineFacts(item)
                     found.append(facts)
                 continue
-            if facts is None or parent is not facts.element:
+            if parent is not line:  # before the first line, or below one of its children
                 continue
-            # The hot loop of a large file: the dispatch stays inline.
-            place = _LINE_VALUES[tag]
-            if place == _QUANTITY:
-                facts.quantity_element = item
-            elif place == _UNIT_PRICE:
-                facts.unit_price_element = item
-            elif place == _TOTAL:
-                facts.total_element = item
-            elif place == _RATE:
+            # The hot loop of a large file: the dispatch stays inline, the commonest tags first.
+            if tag == "AliquotaIVA":
                 facts.rate_element = item
                 raw = (item.text or "").strip()
                 if raw not in rates:
                     rates[raw] = decimal(raw or None)
                 facts.rate = rates[raw]
-            elif place == _NATURA:
+            elif tag == "PrezzoTotale":
+                facts.total_element = item
+            elif tag == "PrezzoUnitario":
+                facts.unit_price_element = item
+            elif tag == "Quantita":
+                facts.quantity_element = item
+            elif tag == "Natura":
                 facts.natura_element = item
                 facts.natura = (item.text or "").strip() or None
-            elif place == _WITHHOLDING:
+            elif tag == "Ritenuta":
                 facts.withholding = (item.text or "").strip() or None
-            else:
+            else:  # ScontoMaggiorazione
                 facts.discounts += (item,)
     return found
 
@@ -374,24 +379,6 @@ def summaries(body: Element) -> list[Element]:
 def pension_funds(body: Element) -> list[Element]:
     """2.1.1.7 DatiCassaPrevidenziale of an ordinary body."""
     return body_facts(body).pension_funds
-
-
-def rate_holders(body: Element) -> Iterator[tuple[Element, Decimal | None, Element | None]]:
-    """(holder, rate, its AliquotaIVA element) for lines, pension-fund blocks and summary blocks."""
-    for line in line_facts(body):
-        yield line.element, line.rate, line.rate_element
-    facts = body_facts(body)
-    for holder in chain(facts.fund_holders, facts.summary_holders):
-        yield holder.element, holder.rate, holder.rate_element
-
-
-def natura_holders(body: Element) -> Iterator[tuple[Element, str | None, Element | None]]:
-    """(holder, Natura, its Natura element) for lines, pension-fund blocks and summary blocks."""
-    for line in line_facts(body):
-        yield line.element, line.natura, line.natura_element
-    facts = body_facts(body)
-    for holder in chain(facts.fund_holders, facts.summary_holders):
-        yield holder.element, holder.natura, holder.natura_element
 
 
 # Element numbers of AliquotaIVA and Natura in a line, a pension-fund block and a summary block.

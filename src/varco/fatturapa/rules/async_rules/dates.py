@@ -13,17 +13,15 @@ from datetime import date
 
 from varco.fatturapa.findings import Finding
 from varco.fatturapa.rules.async_rules._xml import (
+    BodyFacts,
     Element,
-    bodies,
-    body_facts,
     body_prefix,
     child,
-    doc_date,
-    doc_type,
     iso_date,
     text,
     where,
 )
+from varco.fatturapa.rules.facts import CORRECTED, LINKED, document_facts
 from varco.fatturapa.rules.registry import ALL_FORMATS, ORDINARY, SIMPLIFIED, RuleContext, RuleSpec, rule
 
 
@@ -36,26 +34,27 @@ from varco.fatturapa.rules.registry import ALL_FORMATS, ORDINARY, SIMPLIFIED, Ru
 )
 def date_not_future(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00403: no invoice from the future; no credit note older than the invoice it credits."""
-    for index, body in bodies(ctx):
-        prefix = body_prefix(ctx, index)
-        element, issued = doc_date(body)
+    for body in document_facts(ctx).bodies:
+        facts, index = body.facts, body.index
+        issued = facts.date
         if issued is None:
             continue
         if issued > ctx.received_date:
+            element = facts.date_element
             yield ctx.finding(
                 spec,
-                f"{prefix}2.1.1.3 <Data> {issued} is later than the reception date "
+                f"{body_prefix(ctx, index)}2.1.1.3 <Data> {issued} is later than the reception date "
                 f"{ctx.received_date} ({where(element)})",
                 element,
                 body=index,
             )
-        if doc_type(body) == "TD04":
-            for linked, linked_date in _linked_dates(body):
+        if facts.linked and facts.type == "TD04":
+            for linked, linked_date in _linked_dates(facts):
                 if issued < linked_date:
                     yield ctx.finding(
                         spec,
-                        f"{prefix}credit note (TD04) 2.1.1.3 <Data> {issued} is earlier than 2.1.6.3 "
-                        f"<Data> {linked_date} of the linked invoice "
+                        f"{body_prefix(ctx, index)}credit note (TD04) 2.1.1.3 <Data> {issued} is earlier "
+                        f"than 2.1.6.3 <Data> {linked_date} of the linked invoice "
                         f"'{text(linked.getparent(), 'IdDocumento')}' ({where(linked)})",
                         linked,
                         body=index,
@@ -67,22 +66,24 @@ def date_not_future(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     "2.1.1.3 <Data> must not be before 2.1.6.3 <Data>",
     "A document cannot be older than the invoice it refers to: check 2.1.1.3 and 2.1.6.3 Data.",
     formats=ORDINARY,
+    needs=LINKED,
 )
 def date_after_linked(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00418: the document is not dated before the invoices it links (TD04: see 00403)."""
-    for index, body in bodies(ctx):
-        _, issued = doc_date(body)
-        if issued is None or doc_type(body) == "TD04":
+    for body in document_facts(ctx).bodies:
+        facts = body.facts
+        issued = facts.date
+        if not facts.linked or issued is None or facts.type == "TD04":
             continue
-        for linked, linked_date in _linked_dates(body):
+        for linked, linked_date in _linked_dates(facts):
             if issued < linked_date:
                 yield ctx.finding(
                     spec,
-                    f"{body_prefix(ctx, index)}2.1.1.3 <Data> {issued} is before 2.1.6.3 <Data> "
+                    f"{body_prefix(ctx, body.index)}2.1.1.3 <Data> {issued} is before 2.1.6.3 <Data> "
                     f"{linked_date} of the linked invoice '{text(linked.getparent(), 'IdDocumento')}' "
                     f"({where(linked)})",
                     linked,
-                    body=index,
+                    body=body.index,
                 )
 
 
@@ -91,28 +92,31 @@ def date_after_linked(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     "2.1.1.3 <Data> must not be before 2.1.2.2 <DataFR> (simplified invoice)",
     "A correcting document cannot be older than the invoice it corrects: check 2.1.2.2 DataFR.",
     formats=SIMPLIFIED,
+    needs=CORRECTED,
 )
 def simplified_date_after_corrected(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00418 (FSM10): the document is not dated before 2.1.2.2 DataFR of the corrected invoice."""
-    for index, body in bodies(ctx):
-        _, issued = doc_date(body)
-        block = body_facts(body).corrected
-        corrected = child(block, "DataFR") if block is not None else None
+    for body in document_facts(ctx).bodies:
+        block = body.facts.corrected
+        if block is None:
+            continue
+        issued = body.facts.date
+        corrected = child(block, "DataFR")
         corrected_date = iso_date(text(corrected))
         if issued is None or corrected_date is None or issued >= corrected_date:
             continue
         yield ctx.finding(
             spec,
-            f"{body_prefix(ctx, index)}2.1.1.3 <Data> {issued} is before 2.1.2.2 <DataFR> "
+            f"{body_prefix(ctx, body.index)}2.1.1.3 <Data> {issued} is before 2.1.2.2 <DataFR> "
             f"{corrected_date} of the corrected invoice ({where(corrected)})",
             corrected,
-            body=index,
+            body=body.index,
         )
 
 
-def _linked_dates(body: Element) -> Iterator[tuple[Element, date]]:
+def _linked_dates(facts: BodyFacts) -> Iterator[tuple[Element, date]]:
     """(2.1.6.3 Data element, its date) of every 2.1.6 DatiFattureCollegate that has one."""
-    for block in body_facts(body).linked:
+    for block in facts.linked:
         for linked in block.iterchildren("Data"):
             value = iso_date(text(linked))
             if value is not None:

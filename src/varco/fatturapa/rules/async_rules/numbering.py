@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from varco.fatturapa.findings import Finding
-from varco.fatturapa.rules.async_rules._xml import bodies, body_facts, body_prefix, where
+from varco.fatturapa.rules.async_rules._xml import body_prefix, where
+from varco.fatturapa.rules.facts import document_facts
 from varco.fatturapa.rules.registry import ALL_FORMATS, RuleContext, RuleSpec, rule
 
 
@@ -17,15 +18,16 @@ from varco.fatturapa.rules.registry import ALL_FORMATS, RuleContext, RuleSpec, r
 )
 def number_has_digit(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00425: an invoice number without any digit is refused."""
-    for index, body in bodies(ctx):
-        element = body_facts(body).number_element
+    for body in document_facts(ctx).bodies:
+        element = body.facts.number_element
         if element is None:
             continue
         number = element.text or ""
         if not any(map(str.isdigit, number)):
             yield ctx.finding(
                 spec,
-                f"{body_prefix(ctx, index)}2.1.1.4 <Numero> '{number}' contains no digit ({where(element)})",
+                f"{body_prefix(ctx, body.index)}2.1.1.4 <Numero> '{number}' contains no digit "
+                f"({where(element)})",
                 element,
-                body=index,
+                body=body.index,
             )

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from varco.fatturapa.findings import Finding
-from varco.fatturapa.rules.async_rules._parties import client, same_subject, supplier
-from varco.fatturapa.rules.async_rules._xml import bodies, body_prefix, doc_type, where
+from varco.fatturapa.rules.async_rules._parties import same_subject
+from varco.fatturapa.rules.async_rules._xml import body_prefix, where
+from varco.fatturapa.rules.facts import document_facts
 from varco.fatturapa.rules.registry import ALL_FORMATS, ORDINARY, RuleContext, RuleSpec, rule
 
 # 00471: types where one subject cannot be both supplier and client (TD07 in the simplified format).
@@ -28,11 +29,12 @@ CLIENT_VAT_REQUIRED = frozenset({"TD16", "TD17", "TD18", "TD19", "TD20", "TD22",
 )
 def parties_differ(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00471: for these types the supplier cannot invoice itself."""
-    seller, buyer = supplier(ctx), client(ctx)
+    facts = document_facts(ctx)
+    seller, buyer = facts.supplier, facts.client
     if seller is None or buyer is None or not same_subject(seller, buyer):
         return
-    for index, body in bodies(ctx):
-        kind = doc_type(body)
+    for body in facts.bodies:
+        kind, index = body.facts.type, body.index
         if kind in DISTINCT_PARTIES:
             yield ctx.finding(
                 spec,
@@ -48,14 +50,16 @@ def parties_differ(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     "For TD21 and TD27, supplier and client must be the same",
     "In a TD21/TD27 self-invoice write the issuer's own identifiers as both supplier and client.",
     formats=ORDINARY,
+    needs=SAME_PARTY,
 )
 def parties_same(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00472: a self-invoice (TD21, TD27) names the same subject on both sides."""
-    seller, buyer = supplier(ctx), client(ctx)
+    facts = document_facts(ctx)
+    seller, buyer = facts.supplier, facts.client
     if seller is None or buyer is None or same_subject(seller, buyer):
         return
-    for index, body in bodies(ctx):
-        kind = doc_type(body)
+    for body in facts.bodies:
+        kind, index = body.facts.type, body.index
         if kind in SAME_PARTY:
             yield ctx.finding(
                 spec,
@@ -72,15 +76,17 @@ def parties_same(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     "TD19 for residents of two special localities; for TD28 it must be SM); ordinary invoices only",
     "Integration documents name the foreign supplier: put its country in 1.2.1.1.1 (SM for TD28).",
     formats=ORDINARY,
+    needs=FOREIGN_SUPPLIER,
 )
 def foreign_supplier(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00473: reverse-charge integration documents are for purchases from abroad."""
-    seller = supplier(ctx)
+    facts = document_facts(ctx)
+    seller = facts.supplier
     if seller is None or seller.country is None:
         return
     country = seller.country
-    for index, body in bodies(ctx):
-        kind = doc_type(body)
+    for body in facts.bodies:
+        kind, index = body.facts.type, body.index
         if kind not in FOREIGN_SUPPLIER:
             continue
         if kind == "TD28":
@@ -108,14 +114,16 @@ def foreign_supplier(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     "For TD16, TD17, TD18, TD19, TD20, TD22, TD23, TD28, the client's 1.4.1.1 <IdFiscaleIVA> must be present",
     "Add the client's VAT number (1.4.1.1 IdFiscaleIVA): these document types require it.",
     formats=ORDINARY,
+    needs=CLIENT_VAT_REQUIRED,
 )
 def client_vat_present(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00475: integration documents and self-invoices need the client's VAT number."""
-    buyer = client(ctx)
+    facts = document_facts(ctx)
+    buyer = facts.client
     if buyer is None or buyer.vat is not None:
         return
-    for index, body in bodies(ctx):
-        kind = doc_type(body)
+    for body in facts.bodies:
+        kind, index = body.facts.type, body.index
         if kind in CLIENT_VAT_REQUIRED:
             yield ctx.finding(
                 spec,
@@ -134,7 +142,8 @@ def client_vat_present(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
 )
 def one_party_italian(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00476: the Exchange System carries invoices with at least one Italian party."""
-    seller, buyer = supplier(ctx), client(ctx)
+    facts = document_facts(ctx)
+    seller, buyer = facts.supplier, facts.client
     if seller is None or buyer is None or seller.country is None or buyer.country is None:
         return
     if seller.country != "IT" and buyer.country != "IT":

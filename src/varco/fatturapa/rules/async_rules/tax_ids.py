@@ -14,8 +14,8 @@ from stdnum.eu import vat as eu_vat
 from stdnum.it import codicefiscale, iva
 
 from varco.fatturapa.findings import Finding
-from varco.fatturapa.rules.async_rules._parties import client
 from varco.fatturapa.rules.async_rules._xml import where
+from varco.fatturapa.rules.facts import document_facts
 from varco.fatturapa.rules.registry import RuleContext, RuleSpec, rule
 
 # IdPaese is ISO 3166 (GR), the EU VAT prefix of Greece is EL; XI is Northern Ireland.
@@ -68,7 +68,7 @@ def tax_code_problem(code: str) -> str | None:
 )
 def client_vat_code(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00305: the client's IdCodice must be a well-formed VAT number of its IdPaese."""
-    party = client(ctx)
+    party = document_facts(ctx).client
     if party is None or party.country is None or party.code is None:
         return
     problem = vat_code_problem(party.country, party.code)
@@ -89,7 +89,7 @@ def client_vat_code(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
 )
 def client_tax_code(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00306: the client's CodiceFiscale must be a well-formed Italian tax code."""
-    party = client(ctx)
+    party = document_facts(ctx).client
     if party is None or party.tax_code is None:
         return
     problem = tax_code_problem(party.tax_code)
@@ -111,7 +111,7 @@ def client_tax_code(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
 )
 def client_identified(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00417: the client needs IdFiscaleIVA or CodiceFiscale (register lookup: not offline)."""
-    party = client(ctx)
+    party = document_facts(ctx).client
     if party is None or party.vat is not None or party.tax_code_element is not None:
         return
     n = party.numbers

@@ -9,69 +9,26 @@ half (a summary rate without line).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from decimal import Decimal
 
 from varco.fatturapa.findings import Finding
 from varco.fatturapa.rules.async_rules._xml import (
-    LOOKUPS,
     NATURA_AT,
     RATE_AT,
     ZERO,
-    Element,
-    HolderFacts,
-    bodies,
-    body_facts,
     body_findings,
     body_prefix,
     decimal_at,
-    doc_type,
     holder_label,
-    line_facts,
     line_label,
-    rate_holders,
     rate_text,
-    summaries,
     where,
 )
+from varco.fatturapa.rules.facts import FRACTION_RATE, Body, document_facts, is_fraction
 from varco.fatturapa.rules.registry import ORDINARY, RuleContext, RuleSpec, rule
 
-ONE = Decimal(1)
 
-
-def _first_by_rate(holders: list[HolderFacts]) -> dict[Decimal, Element]:
-    """Each distinct AliquotaIVA with the first element carrying it."""
-    found: dict[Decimal, Element] = {}
-    for holder in holders:
-        if holder.rate is not None:
-            found.setdefault(holder.rate, holder.element)
-    return found
-
-
-def _line_rates(body: Element) -> dict[Decimal, Element]:
-    """Rates of 2.2.1.12 (lines) and 2.1.1.7.5 (pension funds), first element of each (found once
-    per document run: 00419 and 00443 read them; neither changes them)."""
-    cache = LOOKUPS.get()
-    key = ("line rates", body)
-    found = cache.get(key) if cache is not None else None
-    if found is None:
-        found = _rates_in_use(body)
-        if cache is not None:
-            cache[key] = found
-    return found  # type: ignore[return-value]
-
-
-def _rates_in_use(body: Element) -> dict[Decimal, Element]:
-    rates: dict[Decimal, Element] = {}
-    for line in line_facts(body):
-        if line.rate is not None:
-            rates.setdefault(line.rate, line.element)
-    for rate, fund in _first_by_rate(body_facts(body).fund_holders).items():
-        rates.setdefault(rate, fund)
-    return rates
-
-
-def _too_few_summaries(body: Element, line_rates: dict[Decimal, Element]) -> bool:
-    return len(summaries(body)) < len(line_rates)
+def _too_few_summaries(body: Body) -> bool:
+    return len(body.facts.summaries) < len(body.rates_in_use)
 
 
 @rule(
@@ -82,20 +39,19 @@ def _too_few_summaries(body: Element, line_rates: dict[Decimal, Element]) -> boo
 )
 def summary_per_rate(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00419: every rate in use needs its own summary block."""
-    for index, body in bodies(ctx):
-        line_rates = _line_rates(body)
-        if not _too_few_summaries(body, line_rates):
+    for body in document_facts(ctx).bodies:
+        if not _too_few_summaries(body):
             continue
-        blocks = sum(1 for _ in summaries(body))
-        missing = sorted(set(line_rates) - {decimal_at(s, "AliquotaIVA") for s in summaries(body)})
-        element = body.find("DatiBeniServizi")
+        line_rates, summaries = body.rates_in_use, body.facts.summaries
+        missing = sorted(set(line_rates) - {decimal_at(s, "AliquotaIVA") for s in summaries})
+        element = body.element.find("DatiBeniServizi")
         yield ctx.finding(
             spec,
-            f"{body_prefix(ctx, index)}{blocks} summary block(s) 2.2.2 <DatiRiepilogo> for "
+            f"{body_prefix(ctx, body.index)}{len(summaries)} summary block(s) 2.2.2 <DatiRiepilogo> for "
             f"{len(line_rates)} VAT rates ({', '.join(rate_text(r) for r in sorted(line_rates))}); "
             f"no block for {', '.join(rate_text(r) for r in missing)} ({where(element)})",
             element,
-            body=index,
+            body=body.index,
         )
 
 
@@ -104,13 +60,18 @@ def summary_per_rate(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     "Rates (2.2.1.12, 2.2.2.1, 2.1.1.7.5) must be percentages (22.00 not 0.22)",
     "Write VAT rates as percentages: 22.00, not 0.22.",
     formats=ORDINARY,
+    needs=FRACTION_RATE,
 )
 def rates_are_percentages(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00424: a rate strictly between 0 and 1 is a fraction written where a percentage belongs."""
-    for index, body in bodies(ctx):
+    for body in document_facts(ctx).bodies:
+        if not any(map(is_fraction, body.rates_in_use)) and not any(map(is_fraction, body.summary_rates)):
+            continue  # the usual case: every rate a percentage
+        rated = [(line.element, line.rate, line.rate_element) for line in body.lines]
+        rated += [(holder.element, holder.rate, holder.rate_element) for holder in body.holders()]
         offenders = []
-        for holder, rate, element in rate_holders(body):
-            if rate is not None and ZERO < rate < ONE:
+        for holder, rate, element in rated:
+            if is_fraction(rate):
                 label = holder_label(holder, RATE_AT)
                 offenders.append(
                     (
@@ -119,7 +80,7 @@ def rates_are_percentages(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]
                         f"percentage ({rate_text(rate * 100)}) ({where(element)})",
                     )
                 )
-        yield from body_findings(ctx, spec, index, offenders)
+        yield from body_findings(ctx, spec, body.index, offenders)
 
 
 @rule(
@@ -131,11 +92,13 @@ def rates_are_percentages(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]
 )
 def rates_match_summaries(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00443: the summary rates and the line/pension-fund rates are the same set."""
-    for index, body in bodies(ctx):
-        line_rates = _line_rates(body)
-        summary_rates = _first_by_rate(body_facts(body).summary_holders)
+    for body in document_facts(ctx).bodies:
+        line_rates = body.rates_in_use
+        summary_rates = body.summary_rates
+        if summary_rates.keys() == line_rates.keys():
+            continue  # the usual case: the same rates on both sides
         offenders = []
-        if not _too_few_summaries(body, line_rates):  # else 00419 already reports the gap
+        if not _too_few_summaries(body):  # else 00419 already reports the gap
             for rate, element in line_rates.items():
                 if rate not in summary_rates:
                     offenders.append(
@@ -154,15 +117,7 @@ def rates_match_summaries(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]
                         f"line (2.2.1.12) nor pension-fund block (2.1.1.7.5) ({where(element)})",
                     )
                 )
-        yield from body_findings(ctx, spec, index, offenders)
-
-
-def _first_by_natura(holders: list[HolderFacts]) -> dict[str, Element]:
-    found: dict[str, Element] = {}
-    for holder in holders:
-        if holder.natura is not None:
-            found.setdefault(holder.natura, holder.element)
-    return found
+        yield from body_findings(ctx, spec, body.index, offenders)
 
 
 @rule(
@@ -173,15 +128,11 @@ def _first_by_natura(holders: list[HolderFacts]) -> dict[str, Element]:
 )
 def naturas_match_summaries(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00444: the summary Natura codes and the line/pension-fund Natura codes are the same set."""
-    for index, body in bodies(ctx):
-        used: dict[str, Element] = {}
-        for line in line_facts(body):
-            if line.natura is not None:
-                used.setdefault(line.natura, line.element)
-        facts = body_facts(body)
-        for natura, fund in _first_by_natura(facts.fund_holders).items():
-            used.setdefault(natura, fund)
-        summarised = _first_by_natura(facts.summary_holders)
+    for body in document_facts(ctx).bodies:
+        used = body.naturas_in_use
+        summarised = body.summary_naturas
+        if summarised.keys() == used.keys():
+            continue  # the usual case: the same codes on both sides (often none)
         offenders = [
             (
                 element,
@@ -200,7 +151,7 @@ def naturas_match_summaries(ctx: RuleContext, spec: RuleSpec) -> Iterator[Findin
             for natura, element in summarised.items()
             if natura not in used
         ]
-        yield from body_findings(ctx, spec, index, offenders)
+        yield from body_findings(ctx, spec, body.index, offenders)
 
 
 @rule(
@@ -209,14 +160,20 @@ def naturas_match_summaries(ctx: RuleContext, spec: RuleSpec) -> Iterator[Findin
     "have 2.2.1.12 rate zero",
     "A TD21 self-invoice for ceiling overrun charges VAT: give every line a non-zero rate.",
     formats=ORDINARY,
+    needs="TD21",
 )
 def self_invoice_taxed(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00474: a ceiling-overrun self-invoice (TD21) exists to charge VAT, so no zero-rate line."""
-    for index, body in bodies(ctx):
-        if doc_type(body) != "TD21":
+    for body in document_facts(ctx).bodies:
+        if body.facts.type != "TD21":
             continue
         offenders = [
-            (line, f"{line_label(line)}: 2.2.1.12 <AliquotaIVA> is 0.00 in a TD21 document ({where(line)})")
-            for line in (facts.element for facts in line_facts(body) if facts.rate == ZERO)
+            (
+                line.element,
+                f"{line_label(line.element)}: 2.2.1.12 <AliquotaIVA> is 0.00 in a TD21 document "
+                f"({where(line.element)})",
+            )
+            for line in body.lines
+            if line.rate == ZERO
         ]
-        yield from body_findings(ctx, spec, index, offenders)
+        yield from body_findings(ctx, spec, body.index, offenders)

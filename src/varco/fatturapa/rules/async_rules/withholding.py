@@ -9,25 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from varco.fatturapa.findings import Finding
-from varco.fatturapa.rules.async_rules._xml import (
-    Element,
-    bodies,
-    body_facts,
-    body_prefix,
-    line_facts,
-    line_label,
-    pension_funds,
-    text,
-    where,
-)
+from varco.fatturapa.rules.async_rules._xml import Element, body_prefix, line_label, text, where
+from varco.fatturapa.rules.facts import LINE_WITHHOLDING, PENSION_FUNDS, document_facts
 from varco.fatturapa.rules.registry import ORDINARY, RuleContext, RuleSpec, rule
 
 
-def _has_withholding(body: Element) -> bool:
-    return body_facts(body).withholding
-
-
-def _flagged(elements: Iterator[Element]) -> list[Element]:
+def _flagged(elements: list[Element]) -> list[Element]:
     return [element for element in elements if text(element, "Ritenuta") == "SI"]
 
 
@@ -41,22 +28,22 @@ def _others(count: int) -> str:
     "block 2.1.1.7 has 2.1.1.7.6 = SI",
     "Add 2.1.1.5 DatiRitenuta (type, amount, rate, payment reason) or remove Ritenuta SI from the lines.",
     formats=ORDINARY,
+    needs=LINE_WITHHOLDING,
 )
 def lines_need_withholding(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00411: a line subject to withholding needs the withholding block."""
-    for index, body in bodies(ctx):
-        if _has_withholding(body):
+    for body in document_facts(ctx).bodies:
+        if body.facts.withholding or not body.line_withholding:
             continue
-        flagged = [line.element for line in line_facts(body) if line.withholding == "SI"]
-        if flagged:
-            first = flagged[0]
-            yield ctx.finding(
-                spec,
-                f"{body_prefix(ctx, index)}2.1.1.5 <DatiRitenuta> is missing although {line_label(first)}"
-                f"{_others(len(flagged) - 1)} has 2.2.1.13 <Ritenuta> SI ({where(first)})",
-                first,
-                body=index,
-            )
+        flagged = [line.element for line in body.lines if line.withholding == "SI"]
+        first = flagged[0]
+        yield ctx.finding(
+            spec,
+            f"{body_prefix(ctx, body.index)}2.1.1.5 <DatiRitenuta> is missing although {line_label(first)}"
+            f"{_others(len(flagged) - 1)} has 2.2.1.13 <Ritenuta> SI ({where(first)})",
+            first,
+            body=body.index,
+        )
 
 
 @rule(
@@ -64,20 +51,22 @@ def lines_need_withholding(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding
     "2.1.1.5 <DatiRitenuta> required when 2.1.1.7.6 <Ritenuta> = SI",
     "Add 2.1.1.5 DatiRitenuta or remove Ritenuta SI from the pension-fund block 2.1.1.7.",
     formats=ORDINARY,
+    needs=PENSION_FUNDS,
 )
 def pension_fund_needs_withholding(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00415: a pension-fund contribution subject to withholding needs the withholding block."""
-    for index, body in bodies(ctx):
-        if _has_withholding(body):
+    for body in document_facts(ctx).bodies:
+        facts = body.facts
+        if facts.withholding or not facts.pension_funds:
             continue
-        flagged = _flagged(pension_funds(body))
+        flagged = _flagged(facts.pension_funds)
         if flagged:
             first = flagged[0]
             yield ctx.finding(
                 spec,
-                f"{body_prefix(ctx, index)}2.1.1.5 <DatiRitenuta> is missing although the pension-fund "
+                f"{body_prefix(ctx, body.index)}2.1.1.5 <DatiRitenuta> is missing although the pension-fund "
                 f"block 2.1.1.7 ({text(first, 'TipoCassa')}){_others(len(flagged) - 1)} has 2.1.1.7.6 "
                 f"<Ritenuta> SI ({where(first)})",
                 first,
-                body=index,
+                body=body.index,
             )
