@@ -114,6 +114,10 @@ class Settings(BaseSettings):
     # Reconciler: work older than this with no progress is re-enqueued.
     stale_job_after: Duration = timedelta(minutes=2)
     reconcile_interval_seconds: int = 60
+    # Due first attempts of a batching job kind (an invoice's asynchronous stage) that one worker
+    # runs in one transaction: one commit, one claim, the per-transaction look-ups shared
+    # (core/jobs.py; docs/architecture.md, "Jobs in batches"). 1 turns batching off.
+    job_batch: int = Field(default=8, ge=1, le=100)
     # In-process worker threads for `varco serve` in embedded mode.
     embedded_workers: int = 2
     # Graceful shutdown (docs/operations.md, Shutdown): on SIGTERM `varco serve` and `varco worker`

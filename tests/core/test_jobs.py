@@ -23,6 +23,7 @@ CREATE_ACCOUNT = Task("tests.create_account", ("username",))
 EXPLODE = Task("tests.explode")
 THEN_FOLLOW_ON = Task("tests.then_follow_on", ("first", "second"))
 FOLLOW_ON = Task("tests.follow_on", ("username",))
+BATCHED = Task("tests.batched", ("username",), batches=True)
 
 
 @pytest.fixture(autouse=True)
@@ -32,6 +33,7 @@ def _test_tasks(queue):  # the queue fixture installs the app's registry
     registry.add(EXPLODE, _explode)
     registry.add(THEN_FOLLOW_ON, _then_follow_on)
     registry.add(FOLLOW_ON, _follow_on)
+    registry.add(BATCHED, _create_or_fail)
 
 
 def _create_account(session, args, clock):
@@ -39,6 +41,13 @@ def _create_account(session, args, clock):
     RUNS.append(args["username"])
     if service.find(session, args["username"]) is None:
         service.create_account(session, service.NewAccount(args["username"], "pw"), get_settings(), clock)
+
+
+def _create_or_fail(session, args, clock):
+    if args["username"].startswith("fail-"):
+        RUNS.append(args["username"])
+        raise RuntimeError("boom")
+    _create_account(session, args, clock)
 
 
 def _explode(session, args, clock):
@@ -212,3 +221,49 @@ def test_a_follow_on_that_kills_its_worker_runs_as_a_job_after_the_reconciler(db
     assert _status(row.id) == "done" and _account_exists(first) and _account_exists(second)
     [follow] = [j for j in _jobs_named("tests.follow_on") if j.key == f"follow:{second}"]
     assert follow.status == "done"
+
+
+def test_due_first_attempts_of_a_batching_kind_run_in_the_transaction_of_one_wake_up(db, clock, queue):
+    names = [unique_name() for _ in range(3)]
+    with unit_of_work() as session:
+        rows = [enqueue(session, BATCHED, username=name) for name in names]
+    RUNS.clear()
+    assert run_job(rows[0].id) == "done"
+    assert RUNS == names  # oldest first
+    assert [_status(row.id) for row in rows] == ["done"] * 3 and all(map(_account_exists, names))
+    assert queue.drain() == 3  # the others' wake-ups find them done and run nothing
+    assert RUNS == names
+
+
+def test_the_batch_is_at_most_job_batch_jobs(db, clock, queue, configure):
+    configure(job_batch=2)
+    with unit_of_work() as session:
+        rows = [enqueue(session, BATCHED, username=unique_name()) for _ in range(3)]
+    assert run_job(rows[0].id) == "done"
+    assert [_status(row.id) for row in rows] == ["done", "done", "pending"]
+    configure(job_batch=1)  # off
+    with unit_of_work() as session:
+        more = [enqueue(session, BATCHED, username=unique_name()) for _ in range(2)]
+    assert run_job(more[0].id) == "done"
+    assert [_status(row.id) for row in [rows[2], *more]] == ["pending", "done", "pending"]
+    queue.drain()
+    assert {_status(row.id) for row in [*rows, *more]} == {"done"}
+
+
+def test_a_job_that_fails_in_a_batch_is_charged_alone_and_the_others_run_again(db, clock, queue):
+    ok_before, failing, ok_after = unique_name(), f"fail-{unique_name()}", unique_name()
+    with unit_of_work() as session:
+        rows = [enqueue(session, BATCHED, username=name) for name in (ok_before, failing, ok_after)]
+    assert run_job(rows[0].id) == "pending"  # rolled back with the failing one, woken again
+    assert not _account_exists(ok_before)  # nothing of the batch was kept
+    with unit_of_work() as session:
+        first, failed, third = (session.get_one(JobRow, row.id) for row in rows)
+        assert (first.attempts, third.attempts) == (0, 0)
+        assert (failed.attempts, failed.last_error) == (1, "RuntimeError: boom")
+    RUNS.clear()
+    queue.drain()  # the others' wake-ups sent again, and the first three still queued
+    assert _account_exists(ok_before) and _account_exists(ok_after)
+    assert [_status(row.id) for row in rows] == ["done", "pending", "done"]
+    assert RUNS.count(failing) == 1  # its own wake-up ran it again, alone: a retry never batches
+    with unit_of_work() as session:
+        assert session.get_one(JobRow, rows[1].id).attempts == 2

@@ -134,6 +134,27 @@ def test_a_delivery_queued_behind_another_carries_its_own_request_id(client, que
     assert {r.request_id for r in got} == set(request_ids)
 
 
+def test_jobs_run_in_one_batch_each_log_their_own_request(client, queue, capture):
+    """The asynchronous stages of three uploads run in one transaction (core/jobs.py): each job's
+    line still carries the request that caused it, and the batch's size."""
+    captured = capture("json")
+    _, token = user(client, vat_code=SUPPLIER_VAT)
+    request_ids = [f"client-{uuid.uuid4().hex[:12]}" for _ in range(3)]
+    for n, request_id in enumerate(request_ids):
+        answer = client.post(
+            "/services/invoice/upload",
+            json={"dataFile": b64(invoice_xml(number=f"BATCH-{n}"))},
+            headers={**bearer(token), "X-Request-ID": request_id},
+        )
+        assert answer.json()["errorCode"] == "0000", answer.text
+    queue.drain()
+
+    stages = [line for line in captured.events("job", kind="invoices.process")]
+    assert sorted(line["request_id"] for line in stages) == sorted(request_ids)
+    assert {(line["batch"], line["attempt"], line["outcome"]) for line in stages} == {(3, 1, "succeeded")}
+    assert len({line["job_id"] for line in stages}) == 3
+
+
 def test_the_client_s_id_is_kept_only_when_plain(client):
     kept = client.get("/health", headers={"X-Request-ID": "lb-7f3a:42/x=1"})
     assert kept.headers["X-Request-ID"] == "lb-7f3a:42/x=1"

@@ -6,7 +6,7 @@ from sqlalchemy import bindparam, or_, select
 
 from varco.accounts.models import Account, Delegation, DelegationChange, DelegationStatus
 from varco.core.dialects import dialect_of
-from varco.core.uow import UnitOfWork
+from varco.core.uow import Fact, UnitOfWork
 
 # pg_advisory_xact_lock key for changes to the delegation graph (any constant: one lock).
 _GRAPH_LOCK_KEY = 0x7661_7263_6F64  # "varcod"
@@ -30,12 +30,21 @@ _ACTIVE_DELEGATE = (
 )
 
 
+# Accounts read by id in this transaction, held so that the session's weak identity map keeps them:
+# the jobs of a batch (core/jobs.py) read the same uploader's without a query each.
+_READ: Fact[dict[int, Account | None]] = Fact("accounts read", dict)
+
+
 class AccountRepository:
     def __init__(self, session: UnitOfWork) -> None:
         self.session = session
 
     def get(self, account_id: int) -> Account | None:
-        return self.session.get(Account, account_id)
+        read = self.session.fact(_READ)
+        account = read.get(account_id)
+        if account is None:
+            account = read[account_id] = self.session.get(Account, account_id)
+        return account
 
     def by_username(self, username: str) -> Account | None:
         return self.session.scalar(select(Account).where(Account.username == username))

@@ -41,7 +41,8 @@ class StorageUsage(Base):
 _CONTENT = select(Blob.__table__.c.content).where(Blob.__table__.c.id == bindparam("id"))
 _USAGE = StorageUsage.__table__.c  # Core, not ORM-enabled: every upload asks (half the cost)
 _USED_BYTES = select(_USAGE.bytes).where(_USAGE.account_id == bindparam("account_id"))
-_CONTENTS: Fact[dict[int, bytes]] = Fact("blob contents", dict)  # read in this transaction, by id
+# Read in this transaction, by id (one job's files: dropped before the next job of a batch).
+_CONTENTS: Fact[dict[int, bytes]] = Fact("blob contents", dict, per_job=True)
 
 
 def _add_usage(insert):  # the dialect's insert construct and its statement

@@ -15,14 +15,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import Token
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 from queue import Queue
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from huey import Huey, MemoryHuey, RedisHuey
 from huey.storage import SqliteStorage
@@ -30,7 +30,7 @@ from sqlalchemy import bindparam, func, or_, select, update
 
 from varco.core import metrics
 from varco.core.clock import Clock, current_clock
-from varco.core.db import append_row, detached_row, unit_of_work
+from varco.core.db import Database, append_row, detached_row, get_database, unit_of_work
 from varco.core.dialects import per_dialect
 from varco.core.logs import current_job, current_request_id, new_request_id
 from varco.core.models import JobRow
@@ -40,6 +40,7 @@ from varco.settings import get_settings
 log = logging.getLogger("varco.jobs")
 
 Handler = Callable[[UnitOfWork, dict[str, Any], Clock], None]
+Preparer = Callable[[UnitOfWork, list[dict[str, Any]]], None]
 Reconciler = Callable[[], object]
 MAX_ATTEMPTS = 10
 _RESEND_PER_RUN = 1000  # lost wake-ups re-sent by one reconciler run; the next minute sends more
@@ -55,6 +56,10 @@ class Task:
 
     name: str
     args: tuple[str, ...] = ()
+    # Due first attempts of this kind may run together in one worker transaction, up to
+    # settings.job_batch ("Jobs in batches" in docs/architecture.md): for work done in great
+    # numbers whose handler writes only to the database (no call out before its commit).
+    batches: bool = False
 
     def check(self, args: dict[str, Any]) -> None:
         if set(args) != set(self.args):
@@ -67,13 +72,25 @@ class Registry:
 
     def __init__(self) -> None:
         self._handlers: dict[str, Handler] = {}
+        self._batching: dict[str, Preparer | None] = {}
         self.reconcilers: list[Reconciler] = []
 
-    def add(self, task: Task, handler: Handler) -> None:
-        """`handler(uow, args, clock)` runs `task`; it must be idempotent (it may run again after a crash)."""
+    def add(self, task: Task, handler: Handler, *, prepare: Preparer | None = None) -> None:
+        """`handler(uow, args, clock)` runs `task`; it must be idempotent (it may run again after a crash).
+
+        `prepare(uow, [args, ...])`, for a task that batches, runs before a batch's handlers: it
+        reads for all of them at once what each would read alone (the rows they lock)."""
         if self._handlers.get(task.name, handler) is not handler:
             raise ValueError(f"job {task.name} has a handler already")
         self._handlers[task.name] = handler
+        if task.batches:
+            self._batching[task.name] = prepare
+
+    def batches(self, name: str) -> bool:
+        return name in self._batching
+
+    def preparer(self, name: str) -> Preparer | None:
+        return self._batching.get(name)
 
     def reconciler(self, fn: Reconciler) -> None:
         """Run `fn()` every minute after the job reconciler (it finds stuck rows)."""
@@ -102,22 +119,38 @@ _ID_BY_KEY = select(_JOBS.c.id).where(_JOBS.c.key == bindparam("key"))
 _INSERT_UNLESS_KEY = per_dialect(
     lambda insert: insert(_JOBS).on_conflict_do_nothing(index_elements=["key"]).returning(_JOBS.c.id)
 )
-_CLAIM = (
-    select(
-        _JOBS.c.name,
-        _JOBS.c.args,
-        _JOBS.c.status,
-        _JOBS.c.attempts,
-        _JOBS.c.run_after,
-        _JOBS.c.created_at,
-        _JOBS.c.sent_at,
+_CLAIMED = (
+    _JOBS.c.id,
+    _JOBS.c.name,
+    _JOBS.c.args,
+    _JOBS.c.status,
+    _JOBS.c.attempts,
+    _JOBS.c.run_after,
+    _JOBS.c.created_at,
+    _JOBS.c.sent_at,
+)
+# SKIP LOCKED: a job another worker holds (in a batch, say) is that worker's to finish or to wake
+# again if it fails; waiting for its commit would only idle this worker. (SQLite: writers take
+# turns at BEGIN IMMEDIATE, so no row is ever held by another writer.)
+_CLAIM = select(*_CLAIMED).where(_JOBS.c.id == bindparam("job_id")).with_for_update(skip_locked=True)
+# The other due first attempts of a batching kind, oldest wake-up first (ix_jobs_status_sent_at).
+_CLAIM_MORE = (
+    select(*_CLAIMED)
+    .where(
+        _JOBS.c.status == "pending",
+        _JOBS.c.name == bindparam("name"),
+        _JOBS.c.attempts == 0,
+        _JOBS.c.sent_at == _JOBS.c.created_at,
+        _JOBS.c.run_after <= bindparam("now"),
+        _JOBS.c.id != bindparam("job_id"),
     )
-    .where(_JOBS.c.id == bindparam("job_id"))
-    .with_for_update()
+    .order_by(_JOBS.c.sent_at)
+    .limit(bindparam("limit"))
+    .with_for_update(skip_locked=True)
 )
 _DONE = (
     update(_JOBS)
-    .where(_JOBS.c.id == bindparam("job_id"))
+    .where(_JOBS.c.id.in_(bindparam("job_ids", expanding=True)))
     .values(status="done", finished_at=bindparam("now"), attempts=_JOBS.c.attempts + 1)
 )
 
@@ -283,65 +316,171 @@ def wait_for_wake_ups() -> None:
     _sender.wait()
 
 
+class _Held:
+    """Job ids of one database that this process's workers hold in a batch, or finished in one:
+    their own wake-ups, still in the queue, need not ask the database (job rows are never deleted,
+    so an id is never another job's; the oldest are forgotten past `size`)."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self._ids: dict[int, None] = {}
+        self._lock = threading.Lock()
+        self._size = size
+
+    def __contains__(self, job_id: int) -> bool:
+        return job_id in self._ids
+
+    def add(self, ids: list[int]) -> None:
+        with self._lock:
+            self._ids.update(dict.fromkeys(ids))
+            while len(self._ids) > self._size:
+                del self._ids[next(iter(self._ids))]
+
+    def discard(self, ids: list[int]) -> None:
+        with self._lock:
+            for job_id in ids:
+                self._ids.pop(job_id, None)
+
+
+_held_by_database: WeakKeyDictionary[Database, _Held] = WeakKeyDictionary()
+_held_lock = threading.Lock()
+
+
+def _held() -> _Held:
+    """This process's held ids of the database in use (tests switch databases, whose ids overlap)."""
+    database = get_database()
+    with _held_lock:
+        return _held_by_database.setdefault(database, _Held())
+
+
+@dataclass
+class _Run:
+    """A claimed job of the running transaction."""
+
+    job_id: int
+    name: str
+    args: dict[str, Any]
+    first: bool  # a first attempt: never failed nor re-sent by the reconciler (e.g. after a crash)
+    request_id: str
+    fields: dict[str, Any]  # its log fields: kind, job id, attempt
+    seconds: float = 0.0  # its own work
+
+    @classmethod
+    def of(cls, row: Any) -> _Run:
+        args = dict(row.args)
+        # The request that caused it; a job nothing caused gets an id of its own, which the jobs
+        # and callbacks it causes carry in turn.
+        request_id = args.pop(REQUEST_ID_ARG, None) or new_request_id()
+        first = row.attempts == 0 and row.sent_at == row.created_at
+        fields = {"kind": row.name, "job_id": row.id, "attempt": row.attempts + 1}
+        return cls(row.id, row.name, args, first, request_id, fields)
+
+    @contextmanager
+    def bound(self) -> Iterator[None]:
+        """Its request id and log fields, for the lines logged meanwhile."""
+        tokens = current_request_id.set(self.request_id), current_job.set(self.fields)
+        try:
+            yield
+        finally:
+            current_request_id.reset(tokens[0])
+            current_job.reset(tokens[1])
+
+
 def run_job(job_id: int) -> str:
-    """Run one job row if it is still pending and due. Returns its status afterwards."""
+    """Run one job row if it is still pending and due. Returns its status afterwards.
+
+    A first attempt of a batching kind takes the other due first attempts of its kind with it, up
+    to settings.job_batch, and runs them one after the other in its transaction: one claim, one
+    commit, the transaction's facts shared. If one of them raises, the transaction rolls back; the
+    failure counts against that job alone and the others are woken again."""
+    held = _held()
+    if job_id in held:
+        return "done"  # run, or running, in a batch of this process: its wake-up has nothing to do
     clock = current_clock()
     started = time.perf_counter()
-    attempt: dict[str, Any] | None = None  # the job's log fields, once it runs
-    bound: tuple[Token[str], Token[Mapping[str, Any] | None]] | None = None
+    runs: list[_Run] = []
+    running: _Run | None = None  # the job a failure is charged to
     try:
         with unit_of_work() as uow:
             row = uow.execute(_CLAIM, {"job_id": job_id}).first()  # Core: no ORM load per job
             if row is None or row.status != "pending":
-                return row.status if row else "missing"
+                return row.status if row else "missing"  # or held by another worker, which ends it
             if row.run_after > clock.now():
                 return "pending"  # not due: the reconciler sends it again when it is
-            args = dict(row.args)
-            attempt = {"kind": row.name, "job_id": job_id, "attempt": row.attempts + 1}
-            # The request that caused it; a job nothing caused gets an id of its own, which the
-            # jobs and callbacks it causes carry in turn.
-            request_id = args.pop(REQUEST_ID_ARG, None) or new_request_id()
-            bound = current_request_id.set(request_id), current_job.set(attempt)
-            metrics.count(metrics.JOBS, row.name, "started")
-            # A first attempt never failed nor was re-sent by the reconciler (e.g. after a crash).
-            first = row.attempts == 0 and row.sent_at == row.created_at
-            uow.running = "first attempt" if first else "retry"
-            _registry.handler(row.name)(uow, args, clock)
-            _run_follow_ons(uow, clock)
-            uow.execute(_DONE, {"job_id": job_id, "now": clock.now()})
-        _ended(attempt, "succeeded", started)
+            running = _Run.of(row)
+            runs.append(running)
+            limit = get_settings().job_batch - 1
+            if running.first and limit and _registry.batches(row.name):
+                more = {"name": row.name, "job_id": job_id, "now": clock.now(), "limit": limit}
+                runs += [_Run.of(other) for other in uow.execute(_CLAIM_MORE, more)]
+                held.add([run.job_id for run in runs[1:]])
+                if len(runs) > 1:
+                    for run in runs:
+                        run.fields["batch"] = len(runs)  # in its log lines: how many shared the commit
+                    if prepare := _registry.preparer(row.name):
+                        prepare(uow, [run.args for run in runs])
+            runs[0].seconds = time.perf_counter() - started  # the claim
+            for run in runs:
+                running = run
+                _run_one(uow, run, clock)
+            running = runs[0]  # the last statement or the commit failed: charged to the woken job
+            committing = time.perf_counter()
+            uow.execute(_DONE, {"job_ids": [run.job_id for run in runs], "now": clock.now()})
+        for run in runs:
+            _ended(run, "succeeded", time.perf_counter() - committing)
         return "done"
     except Exception as exc:  # recorded on the row, retried by the reconciler
-        log.exception("job %s failed", job_id)
-        with unit_of_work() as session:
-            row = session.get(JobRow, job_id, with_for_update=True)
-            if row is None or row.status != "pending":
-                return row.status if row else "missing"
-            row.attempts += 1
-            row.last_error = f"{type(exc).__name__}: {exc}"[:2000]
-            if row.attempts >= MAX_ATTEMPTS:
-                row.status, row.finished_at = "failed", clock.now()
-            elif isinstance(exc, FollowOnFailed):  # the retry, without it, may well succeed: now
-                _wake(session, job_id)
-            status = row.status
-        if attempt is not None:
-            _ended(attempt, "failed" if status == "failed" else "retried", started)
-        return status
+        held.discard([run.job_id for run in runs])  # none of them is done
+        others = [run.job_id for run in runs if run is not running]
+        if others:  # rolled back with it, through no fault of theirs: woken again at once
+            _send(others)
+        with running.bound() if running else nullcontext():
+            log.exception("job %s failed", job_id if running is None else running.job_id)
+        status = _failed(running.job_id if running else job_id, running, exc, clock)
+        return status if running is None or running.job_id == job_id else "pending"
+
+
+def _run_one(uow: UnitOfWork, run: _Run, clock: Clock) -> None:
+    started = time.perf_counter()
+    try:
+        with run.bound():
+            metrics.count(metrics.JOBS, run.name, "started")
+            uow.running = "first attempt" if run.first else "retry"
+            _registry.handler(run.name)(uow, dict(run.args), clock)
+            _run_follow_ons(uow, clock)
+        uow.end_job()  # what one job read for itself (a file, its checks) is not kept for the next
     finally:
-        if bound is not None:
-            current_request_id.reset(bound[0])
-            current_job.reset(bound[1])
+        run.seconds += time.perf_counter() - started
 
 
-def _ended(attempt: dict[str, Any] | None, outcome: str, started: float) -> None:
-    """The job's metrics and its log line (kind, id, attempt, duration, outcome)."""
-    if attempt is None:
-        return
-    seconds = time.perf_counter() - started
-    metrics.count(metrics.JOBS, attempt["kind"], outcome)
-    metrics.observe(metrics.JOB_DURATION, seconds, attempt["kind"])
+def _failed(job_id: int, run: _Run | None, exc: Exception, clock: Clock) -> str:
+    """Count a failed attempt on its row: retried later by the reconciler, at once after a failed
+    follow-on, given up after MAX_ATTEMPTS."""
+    started = time.perf_counter()
+    with unit_of_work() as session:
+        row = session.get(JobRow, job_id, with_for_update=True)
+        if row is None or row.status != "pending":
+            return row.status if row else "missing"
+        row.attempts += 1
+        row.last_error = f"{type(exc).__name__}: {exc}"[:2000]
+        if row.attempts >= MAX_ATTEMPTS:
+            row.status, row.finished_at = "failed", clock.now()
+        elif isinstance(exc, FollowOnFailed):  # the retry, without it, may well succeed: now
+            _wake(session, job_id)
+        status = row.status
+    if run is not None:
+        _ended(run, "failed" if status == "failed" else "retried", time.perf_counter() - started)
+    return status
+
+
+def _ended(run: _Run, outcome: str, extra_seconds: float) -> None:
+    """The job's metrics and its log line (kind, id, attempt, duration, outcome). Its duration is
+    its own work and its transaction's end (a batch's commit is counted in each job's)."""
+    seconds = run.seconds + extra_seconds
+    metrics.count(metrics.JOBS, run.name, outcome)
+    metrics.observe(metrics.JOB_DURATION, seconds, run.name)
     level = logging.INFO if outcome == "succeeded" else logging.WARNING
-    log.log(level, "job", extra={"duration_ms": round(seconds * 1000, 2), "outcome": outcome})
+    with run.bound():
+        log.log(level, "job", extra={"duration_ms": round(seconds * 1000, 2), "outcome": outcome})
 
 
 def oldest_pending(session: UnitOfWork, clock: Clock) -> tuple[int, float]:

@@ -12,7 +12,10 @@ what its change causes, where it causes it:
   runs loses it: what must survive is a row written in the transaction, e.g. a job row).
 - `uow.fact(FACT)`: a value read once per transaction (a locked row, a cache of look-ups), held
   until the transaction or a savepoint ends (a rollback to a savepoint may undo writes and lose
-  row locks), and dropped when objects of its `forget_on` models are flushed.
+  row locks), and dropped when objects of its `forget_on` models are flushed. A `per_job` fact
+  (one file's data) is also dropped between the jobs a worker runs in one transaction.
+
+An after-commit hook runs in the context (request id, running job) of the code that registered it.
 
 A rollback drops the hooks of the transaction. Commit with `uow.commit()` (as `unit_of_work()`
 and the request dependency do), not through a `SessionTransaction` (`with uow.begin():`), which
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Hashable
+from contextvars import Context, copy_context
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import event
@@ -39,10 +43,18 @@ A = TypeVar("A", bound=Callable[[], None])
 class Fact(Generic[T]):
     """A per-transaction fact: its value is `factory()` on first use (`uow.fact(F)`)."""
 
-    def __init__(self, name: str, factory: Callable[[], T], *, forget_on: tuple[type, ...] = ()) -> None:
+    def __init__(
+        self,
+        name: str,
+        factory: Callable[[], T],
+        *,
+        forget_on: tuple[type, ...] = (),
+        per_job: bool = False,
+    ) -> None:
         self.name = name
         self.factory = factory
         self.forget_on = forget_on  # flushing new, changed or deleted objects of these drops it
+        self.per_job = per_job  # dropped between the jobs of a batch (core/jobs.py): one file's data
 
     def __repr__(self) -> str:
         return f"Fact({self.name!r})"
@@ -54,7 +66,7 @@ class UnitOfWork(Session):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._before: dict[Hashable, Callable[[UnitOfWork], None]] = {}
-        self._after: dict[Hashable, Callable[[], None]] = {}
+        self._after: dict[Hashable, tuple[Callable[[], None], Context]] = {}
         self._facts: dict[Fact[Any], Any] = {}
         self._watched: dict[Fact[Any], tuple[type, ...]] = {}
         # core/jobs.py: the job ids to wake after the commit (kept when a savepoint rolls back:
@@ -77,7 +89,8 @@ class UnitOfWork(Session):
     def on_commit(self, hook: A, *, key: Hashable | None = None) -> A:
         """Run `hook()` after this transaction's COMMIT succeeded (once per key); never raises.
         Returns the hook registered under the key (one that gathers, as `before_commit`)."""
-        return self._after.setdefault(hook if key is None else key, hook)  # type: ignore[return-value]
+        registered = self._after.setdefault(hook if key is None else key, (hook, copy_context()))
+        return registered[0]  # type: ignore[return-value]
 
     def commit(self) -> None:
         while self._before:  # in registration order; a hook may register others
@@ -85,9 +98,9 @@ class UnitOfWork(Session):
             self._before.pop(key)(self)
         hooks, self._after = self._after, {}  # taken first: the end of the transaction drops them
         super().commit()
-        for hook in hooks.values():
+        for hook, context in hooks.values():
             try:
-                hook()
+                context.run(hook)
             except Exception:  # committed: what a hook failed to do is recovered elsewhere
                 log.exception("after-commit hook %s failed", getattr(hook, "__qualname__", hook))
 
@@ -109,6 +122,11 @@ class UnitOfWork(Session):
         """Set this transaction's value of `fact` (a value the transaction itself has just written)."""
         self._facts[fact] = value
         return value
+
+    def end_job(self) -> None:
+        """The running job's work is done; another may follow in this transaction (core/jobs.py)."""
+        for fact in [fact for fact in self._facts if fact.per_job]:
+            self.forget(fact)
 
     def forget(self, fact: Fact[Any]) -> None:
         self._facts.pop(fact, None)

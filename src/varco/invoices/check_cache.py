@@ -14,7 +14,7 @@ from varco import fatturapa
 from varco.core.uow import Fact, UnitOfWork
 
 ROME = ZoneInfo("Europe/Rome")
-_CHECKS: Fact[fatturapa.CheckCache] = Fact("file checks", fatturapa.CheckCache)
+_CHECKS: Fact[fatturapa.CheckCache] = Fact("file checks", fatturapa.CheckCache, per_job=True)
 
 
 def checks(session: UnitOfWork) -> fatturapa.CheckCache:

@@ -11,7 +11,7 @@ from sqlalchemy import Select, bindparam, func, insert, select
 from sqlalchemy.orm import lazyload
 
 from varco import fatturapa
-from varco.core.db import append_row, get_for_update, locked_rows
+from varco.core.db import append_row, get_for_update, lock_many, locked_rows
 from varco.core.dialects import per_dialect
 from varco.core.uow import UnitOfWork
 from varco.invoices.models import (
@@ -135,6 +135,10 @@ class InvoiceRepository:
     def get_for_update(self, invoice_id: int) -> Invoice | None:
         # Bodies are not reloaded (a transition never reads them; they load on access).
         return get_for_update(self.session, Invoice, invoice_id, _NO_BODIES)
+
+    def lock(self, invoice_ids: list[int]) -> None:
+        """Lock these invoices in one statement: `get_for_update` then reads them with no query."""
+        lock_many(self.session, Invoice, invoice_ids, _NO_BODIES)
 
     def has_transition(self, invoice_id: int, key: str) -> bool:
         query = select(InvoiceTransition.id).where(

@@ -30,7 +30,8 @@ from varco.settings import Settings
 
 log = logging.getLogger("varco.invoices")
 
-PROCESS = jobs.Task("invoices.process", ("invoice_id",))  # the asynchronous stage: invoices.tasks
+# The asynchronous stage (invoices.tasks): due ones run in batches, one commit for several.
+PROCESS = jobs.Task("invoices.process", ("invoice_id",), batches=True)
 
 # Library codes reported as they are; anything else of the synchronous stage is mapped here.
 _SAME_CODE = {"0002", "0033", "0092", "0093", "0094", "0098"}

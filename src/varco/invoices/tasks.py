@@ -18,7 +18,7 @@ from varco.settings import get_settings
 
 
 def register(registry: jobs.Registry) -> None:
-    registry.add(invoices.PROCESS, process)
+    registry.add(invoices.PROCESS, process, prepare=lock_invoices)
     registry.reconciler(resume_stuck_invoices)
     registry.reconciler(forget_idempotency_keys)
 
@@ -31,6 +31,11 @@ def forget_idempotency_keys() -> None:
 
 def process(uow: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
     processing.process_invoice(uow, int(args["invoice_id"]), clock)
+
+
+def lock_invoices(uow: UnitOfWork, batch: list[dict[str, Any]]) -> None:
+    """A batch of stages locks its invoices in one statement (each stage then reads its own)."""
+    InvoiceRepository(uow).lock([int(args["invoice_id"]) for args in batch])
 
 
 def _process_keys(invoice_id: int):  # a SQL condition
