@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, or_, select
+from sqlalchemy import Row, and_, bindparam, delete, or_, select
 
 from varco.core.clock import Clock
 from varco.core.errors import BadRequest
-from varco.core.uow import UnitOfWork
+from varco.core.uow import Fact, UnitOfWork
 from varco.sdi.models import SimScenario
 
 OUTCOMES = ("RC", "MC", "NS", "AT", "NE-EC01", "NE-EC02", "DT")
@@ -33,6 +34,14 @@ _RULES_FOR = select(
         and_(_SCENARIO.kind == "recipient_code", _SCENARIO.value == bindparam("recipient_code")),
     )
 )
+
+# Most installations have no rule or a handful: a transaction reads them all once (a batch of files,
+# core/jobs.py, then asks nothing per file); with more than this many it asks per file.
+_FEW = 200
+_ALL_RULES = select(
+    _SCENARIO.kind, _SCENARIO.value, _SCENARIO.outcome, _SCENARIO.esito_outcome, _SCENARIO.delay_seconds
+).limit(_FEW + 1)
+_READ: Fact[dict[str, list[Row[Any]] | None]] = Fact("simulator rules", dict, forget_on=(SimScenario,))
 
 
 class InvalidScenario(BadRequest):
@@ -103,13 +112,20 @@ def clear(session: UnitOfWork, kind: str | None = None, value: str | None = None
         query = query.where(
             SimScenario.kind == kind, SimScenario.value == ("" if kind == "default" else value)
         )
+    session.forget(_READ)  # a Core delete: the read rules would not know
     return session.execute(query).rowcount or 0
 
 
 def resolve(session: UnitOfWork, filename: str, recipient_code: str | None) -> Scenario:
     """The scenario for one file: the most specific rule field by field, then the built-in default."""
-    params = {"filename": filename, "recipient_code": recipient_code or None}
-    rows = sorted(session.execute(_RULES_FOR, params), key=lambda r: _PRECEDENCE[r.kind])
+    few = _few_rules(session)
+    if few is None:
+        params = {"filename": filename, "recipient_code": recipient_code or None}
+        found: list[Row[Any]] = list(session.execute(_RULES_FOR, params))
+    else:  # what _RULES_FOR selects
+        wanted = {("default", ""), ("filename", filename), ("recipient_code", recipient_code or None)}
+        found = [r for r in few if (r.kind, r.value if r.kind != "default" else "") in wanted]
+    rows = sorted(found, key=lambda r: _PRECEDENCE[r.kind])
     outcome = next((r for r in rows if r.outcome), None)
     esito = next((r.esito_outcome for r in rows if r.esito_outcome), None)
     return Scenario(
@@ -117,6 +133,15 @@ def resolve(session: UnitOfWork, filename: str, recipient_code: str | None) -> S
         esito_outcome=esito or "ACCEPT",
         delay=timedelta(seconds=outcome.delay_seconds) if outcome else timedelta(),
     )
+
+
+def _few_rules(session: UnitOfWork) -> list[Row[Any]] | None:
+    """Every rule, read once per transaction, when there are at most _FEW; else None."""
+    read = session.fact(_READ)
+    if "rules" not in read:
+        rows = list(session.execute(_ALL_RULES))
+        read["rules"] = rows if len(rows) <= _FEW else None
+    return read["rules"]
 
 
 def _rule(row: SimScenario) -> Rule:
