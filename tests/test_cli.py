@@ -163,3 +163,24 @@ def test_production_profile_refuses_default_secret_and_sqlite(tmp_path):
     )
     assert done.returncode == 2
     assert "VARCO_SECRET_KEY" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "fragment"),
+    [
+        ("VARCO_JOB_BATCH", "0", "greater than or equal to 1"),
+        ("VARCO_JOB_BATCH", "many", "valid integer"),
+        ("VARCO_EMBEDDED_WORKERS", "two", "valid integer"),
+    ],
+)
+def test_a_bad_setting_is_refused_by_name(tmp_path, variable, value, fragment):
+    env = {**os.environ, "VARCO_DATA_DIR": str(tmp_path), variable: value}
+    done = subprocess.run(
+        [sys.executable, "-m", "varco.cli", "db", "upgrade"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert f"{variable}: " in done.stderr and fragment in done.stderr, done.stderr

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import typer
 from pydantic import ValidationError
@@ -33,7 +34,14 @@ def settings_or_exit() -> Settings:
     try:
         return get_settings()
     except ValidationError as exc:
-        fail("invalid configuration: " + "; ".join(e["msg"] for e in exc.errors()))
+        fail("invalid configuration: " + "; ".join(_problem(error) for error in exc.errors()))
+
+
+def _problem(error: Mapping[str, Any]) -> str:
+    """One setting's error, named as the operator wrote it (`VARCO_JOB_BATCH: ...`); a check of
+    several settings together has no single name, and its message names them."""
+    where = error.get("loc") or ()
+    return f"VARCO_{str(where[0]).upper()}: {error['msg']}" if where else str(error["msg"])
 
 
 def prepare_database() -> None:
