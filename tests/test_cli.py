@@ -152,15 +152,15 @@ def test_a_data_dir_with_url_characters_holds_the_database(tmp_path):
     assert "odd-dir-user" in listed.stdout
 
 
+def _upgrade_with(tmp_path, **variables: str) -> subprocess.CompletedProcess[str]:
+    """`varco db upgrade` in a process of its own, with these VARCO_* variables."""
+    env = {**os.environ, "VARCO_DATA_DIR": str(tmp_path), **variables}
+    command = [sys.executable, "-m", "varco.cli", "db", "upgrade"]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
 def test_production_profile_refuses_default_secret_and_sqlite(tmp_path):
-    env = {**os.environ, "VARCO_DATA_DIR": str(tmp_path), "VARCO_PROFILE": "production"}
-    done = subprocess.run(
-        [sys.executable, "-m", "varco.cli", "db", "upgrade"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _upgrade_with(tmp_path, VARCO_PROFILE="production")
     assert done.returncode == 2
     assert "VARCO_SECRET_KEY" in done.stderr
 
@@ -174,13 +174,6 @@ def test_production_profile_refuses_default_secret_and_sqlite(tmp_path):
     ],
 )
 def test_a_bad_setting_is_refused_by_name(tmp_path, variable, value, fragment):
-    env = {**os.environ, "VARCO_DATA_DIR": str(tmp_path), variable: value}
-    done = subprocess.run(
-        [sys.executable, "-m", "varco.cli", "db", "upgrade"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _upgrade_with(tmp_path, **{variable: value})
     assert done.returncode == 2
     assert f"{variable}: " in done.stderr and fragment in done.stderr, done.stderr
