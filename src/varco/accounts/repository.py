@@ -32,7 +32,7 @@ _ACTIVE_DELEGATE = (
 
 # Accounts read by id in this transaction, held so that the session's weak identity map keeps them:
 # the jobs of a batch (core/jobs.py) read the same uploader's without a query each.
-_READ: Fact[dict[int, Account | None]] = Fact("accounts read", dict)
+_READ: Fact[dict[int, Account]] = Fact("accounts read", dict)
 
 
 class AccountRepository:
@@ -41,9 +41,9 @@ class AccountRepository:
 
     def get(self, account_id: int) -> Account | None:
         read = self.session.fact(_READ)
-        account = read.get(account_id)
-        if account is None:
-            account = read[account_id] = self.session.get(Account, account_id)
+        account = read.get(account_id) or self.session.get(Account, account_id)
+        if account is not None:
+            read[account_id] = account
         return account
 
     def by_username(self, username: str) -> Account | None:

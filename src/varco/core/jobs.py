@@ -412,8 +412,8 @@ def run_job(job_id: int) -> str:
             if running.first and limit and _registry.batches(row.name):
                 more = {"name": row.name, "job_id": job_id, "now": clock.now(), "limit": limit}
                 runs += [_Run.of(other) for other in uow.execute(_CLAIM_MORE, more)]
-                held.add([run.job_id for run in runs[1:]])
                 if len(runs) > 1:
+                    held.add([run.job_id for run in runs[1:]])
                     for run in runs:
                         run.fields["batch"] = len(runs)  # in its log lines: how many shared the commit
                     if prepare := _registry.preparer(row.name):
