@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -12,11 +14,13 @@ from varco.accounts import service
 from varco.core import jobs
 from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
+from varco.core.dialects import dialect_of
 from varco.core.jobs import Task, enqueue, follow_on, reconcile, run_job
 from varco.core.models import JobRow
 from varco.settings import get_settings
 
 RUNS: list[str] = []
+TRANSACTIONS: list[int] = []  # the unit of work each batched job ran in
 
 
 CREATE_ACCOUNT = Task("tests.create_account", ("username",))
@@ -44,6 +48,7 @@ def _create_account(session, args, clock):
 
 
 def _create_or_fail(session, args, clock):
+    TRANSACTIONS.append(id(session))
     if args["username"].startswith("fail-"):
         RUNS.append(args["username"])
         raise RuntimeError("boom")
@@ -267,3 +272,63 @@ def test_a_job_that_fails_in_a_batch_is_charged_alone_and_the_others_run_again(d
     assert RUNS.count(failing) == 1  # its own wake-up ran it again, alone: a retry never batches
     with unit_of_work() as session:
         assert session.get_one(JobRow, rows[1].id).attempts == 2
+
+
+def _held_by_a_worker(job_id: int) -> bool:
+    """Whether another transaction holds the job's row (claimed, not yet committed)."""
+    with unit_of_work() as session:
+        query = select(JobRow.id).where(JobRow.id == job_id).with_for_update(skip_locked=True)
+        return session.scalar(query) is None
+
+
+def test_on_postgresql_a_partial_batch_waits_for_jobs_that_come_due_until_it_is_full(
+    db, clock, queue, configure
+):
+    with unit_of_work() as session:
+        if dialect_of(session).one_writer:
+            pytest.skip("SQLite: waiting would hold the one writer's lock (the next test)")
+    configure(job_batch=3, job_batch_wait=5)
+    with unit_of_work() as session:
+        first = enqueue(session, BATCHED, username=unique_name())
+    TRANSACTIONS.clear()
+    outcome: list[str] = []
+    gatherer = threading.Thread(target=lambda: outcome.append(run_job(first.id)))
+    gatherer.start()
+    deadline = time.monotonic() + 30
+    while not _held_by_a_worker(first.id):  # claimed, and now waiting for more
+        assert time.monotonic() < deadline and gatherer.is_alive()
+    with unit_of_work() as session:
+        later = [enqueue(session, BATCHED, username=unique_name()) for _ in range(2)]
+    started = time.monotonic()
+    # Another worker thread woken for one of them hands it over instead of claiming it alone.
+    assert run_job(later[0].id) == "done"
+    gatherer.join(30)
+    assert outcome == ["done"] and time.monotonic() - started < 4  # full: it did not wait 5 s
+    assert [_status(row.id) for row in [first, *later]] == ["done"] * 3
+    assert len(TRANSACTIONS) == 3 and len(set(TRANSACTIONS)) == 1  # one transaction
+    assert queue.drain() == 3 and len(TRANSACTIONS) == 3  # the wake-ups find them done
+
+
+def test_a_partial_batch_runs_after_the_wait_or_at_once_on_sqlite(db, clock, queue, configure):
+    configure(job_batch=8, job_batch_wait=0.2)
+    with unit_of_work() as session:
+        row = enqueue(session, BATCHED, username=unique_name())
+        one_writer = dialect_of(session).one_writer
+    started = time.monotonic()
+    assert run_job(row.id) == "done"
+    waited = time.monotonic() - started
+    if one_writer:
+        assert waited < 0.2  # the writer lock would stop every other writer meanwhile
+    else:
+        assert waited >= 0.2
+
+
+def test_jobs_queued_longer_ago_than_the_wait_run_at_once(db, clock, queue, configure):
+    """A backlog's jobs (a worker catching up) have waited enough: no worker holds them longer."""
+    configure(job_batch=8, job_batch_wait=5)
+    with unit_of_work() as session:
+        row = enqueue(session, BATCHED, username=unique_name())
+    clock.advance(timedelta(seconds=6))
+    started = time.monotonic()
+    assert run_job(row.id) == "done"
+    assert time.monotonic() - started < 5

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from queue import Queue
 from typing import Any
@@ -31,7 +31,7 @@ from sqlalchemy import bindparam, func, or_, select, update
 from varco.core import metrics
 from varco.core.clock import Clock, current_clock
 from varco.core.db import Database, append_row, detached_row, get_database, unit_of_work
-from varco.core.dialects import per_dialect
+from varco.core.dialects import dialect_of, per_dialect
 from varco.core.logs import current_job, current_request_id, new_request_id
 from varco.core.models import JobRow
 from varco.core.uow import UnitOfWork
@@ -142,7 +142,7 @@ _CLAIM_MORE = (
         _JOBS.c.attempts == 0,
         _JOBS.c.sent_at == _JOBS.c.created_at,
         _JOBS.c.run_after <= bindparam("now"),
-        _JOBS.c.id != bindparam("job_id"),
+        _JOBS.c.id.not_in(bindparam("job_ids", expanding=True)),
     )
     .order_by(_JOBS.c.sent_at)
     .limit(bindparam("limit"))
@@ -341,15 +341,68 @@ class _Held:
                 self._ids.pop(job_id, None)
 
 
-_held_by_database: WeakKeyDictionary[Database, _Held] = WeakKeyDictionary()
-_held_lock = threading.Lock()
+class _Gathering:
+    """One thread of a process at a time gathers a batch on a database whose writers run side by
+    side (PostgreSQL): it holds the jobs it claimed and waits, up to `VARCO_JOB_BATCH_WAIT`, for
+    more to come due before it runs them together. Workers that could keep up one invoice at a time
+    would otherwise run batches of one or two, each paying the whole per-transaction cost, on the
+    cores the API processes need (docs/architecture.md, "Jobs in batches")."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._gathering = False
+        self._asked = False  # another thread was woken for a job while this one gathers
+
+    @contextmanager
+    def gather(self) -> Iterator[bool]:
+        """True if this thread is now the one that gathers, until the block ends."""
+        with self._changed:
+            if self._gathering:
+                yield False
+                return
+            self._gathering, self._asked = True, False
+        try:
+            yield True
+        finally:
+            with self._changed:
+                self._gathering = False
+                self._changed.notify_all()
+
+    def wait_asked(self, timeout: float) -> None:
+        """The gathering thread waits until another thread has a job for it, or `timeout`."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._asked, timeout)
+            self._asked = False
+
+    def offer(self, timeout: float) -> None:
+        """A woken thread tells the gathering one that a job is due, and waits until it has
+        gathered (the job is then in its batch, or left for this thread to claim)."""
+        with self._changed:
+            if self._gathering:
+                self._asked = True
+                self._changed.notify_all()
+                self._changed.wait_for(lambda: not self._gathering, timeout)
 
 
-def _held() -> _Held:
-    """This process's held ids of the database in use (tests switch databases, whose ids overlap)."""
+@dataclass
+class _ProcessState:
+    """What this process's workers share about one database (tests switch databases, whose job
+    ids overlap)."""
+
+    held: _Held
+    gathering: _Gathering
+
+
+_state_by_database: WeakKeyDictionary[Database, _ProcessState] = WeakKeyDictionary()
+_state_lock = threading.Lock()
+
+
+def _state() -> _ProcessState:
     database = get_database()
-    with _held_lock:
-        return _held_by_database.setdefault(database, _Held())
+    with _state_lock:
+        if database not in _state_by_database:
+            _state_by_database[database] = _ProcessState(_Held(), _Gathering())
+        return _state_by_database[database]
 
 
 @dataclass
@@ -360,6 +413,7 @@ class _Run:
     name: str
     args: dict[str, Any]
     first: bool  # a first attempt: never failed nor re-sent by the reconciler (e.g. after a crash)
+    created_at: datetime
     request_id: str
     fields: dict[str, Any]  # its log fields: kind, job id, attempt
     seconds: float = 0.0  # its own work
@@ -372,7 +426,7 @@ class _Run:
         request_id = args.pop(REQUEST_ID_ARG, None) or new_request_id()
         first = row.attempts == 0 and row.sent_at == row.created_at
         fields = {"kind": row.name, "job_id": row.id, "attempt": row.attempts + 1}
-        return cls(row.id, row.name, args, first, request_id, fields)
+        return cls(row.id, row.name, args, first, row.created_at, request_id, fields)
 
     @contextmanager
     def bound(self) -> Iterator[None]:
@@ -390,11 +444,16 @@ def run_job(job_id: int) -> str:
 
     A first attempt of a batching kind takes the other due first attempts of its kind with it, up
     to settings.job_batch, and runs them one after the other in its transaction: one claim, one
-    commit, the transaction's facts shared. If one of them raises, the transaction rolls back; the
-    failure counts against that job alone and the others are woken again."""
-    held = _held()
+    commit, the transaction's facts shared. On PostgreSQL a batch not full waits for more to come
+    due (`_Gathering`). If one of them raises, the transaction rolls back; the failure counts
+    against that job alone and the others are woken again."""
+    state = _state()
+    held = state.held
     if job_id in held:
         return "done"  # run, or running, in a batch of this process: its wake-up has nothing to do
+    state.gathering.offer(get_settings().job_batch_wait.total_seconds())
+    if job_id in held:
+        return "done"  # gathered into the batch of another thread
     clock = current_clock()
     started = time.perf_counter()
     runs: list[_Run] = []
@@ -408,10 +467,12 @@ def run_job(job_id: int) -> str:
                 return "pending"  # not due: the reconciler sends it again when it is
             running = _Run.of(row)
             runs.append(running)
-            limit = get_settings().job_batch - 1
-            if running.first and limit and _registry.batches(row.name):
-                more = {"name": row.name, "job_id": job_id, "now": clock.now(), "limit": limit}
-                runs += [_Run.of(other) for other in uow.execute(_CLAIM_MORE, more)]
+            if running.first and get_settings().job_batch > 1 and _registry.batches(row.name):
+                runs += _claim_more(uow, row.name, runs, clock)
+                if _may_gather(uow, runs):
+                    with state.gathering.gather() as gathering:
+                        if gathering:
+                            runs += _gathered(uow, state.gathering, row.name, runs, clock)
                 if len(runs) > 1:
                     held.add([run.job_id for run in runs[1:]])
                     for run in runs:
@@ -437,6 +498,39 @@ def run_job(job_id: int) -> str:
             log.exception("job %s failed", job_id if running is None else running.job_id)
         status = _failed(running.job_id if running else job_id, running, exc, clock)
         return status if running is None or running.job_id == job_id else "pending"
+
+
+def _claim_more(uow: UnitOfWork, name: str, runs: list[_Run], clock: Clock) -> list[_Run]:
+    """Other due first attempts of `name` for the batch, up to its size; none held elsewhere."""
+    more = {
+        "name": name,
+        "job_ids": [run.job_id for run in runs],
+        "now": clock.now(),
+        "limit": get_settings().job_batch - len(runs),
+    }
+    return [_Run.of(other) for other in uow.execute(_CLAIM_MORE, more)]
+
+
+def _may_gather(uow: UnitOfWork, runs: list[_Run]) -> bool:
+    settings = get_settings()
+    return len(runs) < settings.job_batch and bool(settings.job_batch_wait) and not dialect_of(uow).one_writer
+
+
+def _gathered(
+    uow: UnitOfWork, gathering: _Gathering, name: str, runs: list[_Run], clock: Clock
+) -> list[_Run]:
+    """Jobs that come due while this thread holds the batch, until it is full or its oldest job has
+    waited `VARCO_JOB_BATCH_WAIT` since it was queued (a backlog's jobs wait no more): claimed when
+    another thread is woken for one, and every quarter of that wait."""
+    settings = get_settings()
+    waited = clock.now() - min(run.created_at for run in runs)
+    deadline = time.monotonic() + (settings.job_batch_wait - waited).total_seconds()
+    poll = settings.job_batch_wait.total_seconds() / 4
+    more: list[_Run] = []
+    while len(runs) + len(more) < settings.job_batch and (left := deadline - time.monotonic()) > 0:
+        gathering.wait_asked(min(left, poll))
+        more += _claim_more(uow, name, runs + more, clock)
+    return more
 
 
 def _run_one(uow: UnitOfWork, run: _Run, clock: Clock) -> None:
