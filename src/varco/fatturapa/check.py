@@ -191,7 +191,7 @@ def _schema(report: Report, options: CheckOptions) -> list[Finding]:
     if not findings:
         # Synchronous rules and the summary do not read the receipt day; date.min only fills it.
         received = options.received_date or date.min
-        report.context = RuleContext(report.root, report.format, received, memo=report.lookups)
+        report.context = RuleContext(report.root, report.format, received, report.lookups)
         report.summary = summarise(report.context)  # the facts it reads serve the rules too
     return findings
 
@@ -201,7 +201,7 @@ def _transmitter(report: Report, options: CheckOptions) -> list[Finding]:
 
 
 def _issuer(report: Report, options: CheckOptions) -> list[Finding]:
-    return check_issuer(report.root, options.account_vat, options.sender_piva)
+    return check_issuer(report.root, options.account_vat, options.sender_piva, report.context.header)
 
 
 def _extra_schema(report: Report, options: CheckOptions) -> list[Finding]:

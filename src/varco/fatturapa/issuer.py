@@ -23,9 +23,16 @@ _ALLOWED = ", ".join(sorted(SELF_BILLING_TYPES))
 _TIPO_DOCUMENTO = "DatiGenerali/DatiGeneraliDocumento/TipoDocumento"
 
 
-def check_issuer(root: etree._Element, account_vat: str | None, sender_piva: str | None) -> list[Finding]:
-    """0002 for a misused senderPIVA, then 0093 for each issuer rule the invoice breaks."""
-    header = next(root.iterchildren("FatturaElettronicaHeader"))
+def check_issuer(
+    root: etree._Element,
+    account_vat: str | None,
+    sender_piva: str | None,
+    header: etree._Element | None = None,
+) -> list[Finding]:
+    """0002 for a misused senderPIVA, then 0093 for each issuer rule the invoice breaks. `header`:
+    the root's FatturaElettronicaHeader, when the caller has found it already (`check` has)."""
+    if header is None:
+        header = next(root.iterchildren("FatturaElettronicaHeader"))
     simplified = is_simplified(root)
     n_emitter, n_client = ("1.4", "1.3") if simplified else ("1.6", "1.4")
     emitter = element_at(header, "SoggettoEmittente")

@@ -76,11 +76,12 @@ def party_of(
     """The party of `role` from the children of its identifiers block (`first_children`) and its
     IdPaese, IdCodice and CodiceFiscale elements, as found already (by `party`, or by the rules)."""
     name = _name_values(header, role, simplified, identifiers)
+    # The fields in order, positionally: keyword arguments cost a dict at every call of a class.
     return Party(
-        description=string_value(name.get("Denominazione")) or _person(name) or None,
-        country=string_value(country) or string_value(element_at(header, _SEAT[role, simplified])),
-        vat_code=string_value(code),
-        fiscal_code=string_value(fiscal_code),
+        string_value(name.get("Denominazione")) or _person(name) or None,  # description
+        string_value(country) or string_value(element_at(header, _SEAT[role, simplified])),
+        string_value(code),  # vat_code
+        string_value(fiscal_code),
     )
 
 

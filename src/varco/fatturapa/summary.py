@@ -17,6 +17,7 @@ from varco.fatturapa.rules.facts import Body, document_facts
 from varco.fatturapa.rules.registry import RuleContext
 
 _CENT = Decimal("0.01")
+_ZERO = Decimal("0.00")  # where a sum starts (immutable: one for every summary)
 _HUNDRED = Decimal(100)
 
 
@@ -60,17 +61,18 @@ def summarise(ctx: RuleContext) -> InvoiceSummary:
     transmission = facts.transmission
     transmitter = first_children(transmission.get("IdTrasmittente"))
     body_summary = _simplified_body if ctx.is_simplified else _ordinary_body
+    # The fields in order, positionally: keyword arguments cost a dict at every call of a class.
     return InvoiceSummary(
-        format=ctx.format,
-        transmitter_country=string_value(transmitter.get("IdPaese")),
-        transmitter_code=string_value(transmitter.get("IdCodice")),
-        progressivo_invio=string_value(transmission.get("ProgressivoInvio")),
-        codice_destinatario=string_value(transmission.get("CodiceDestinatario")),
-        pec_destinatario=string_value(transmission.get("PECDestinatario")),
-        soggetto_emittente=string_value(facts.emitter),
-        supplier=_party(ctx, "supplier", facts.supplier),
-        customer=_party(ctx, "customer", facts.client),
-        bodies=[body_summary(body) for body in facts.bodies],
+        ctx.format,
+        string_value(transmitter.get("IdPaese")),  # transmitter_country
+        string_value(transmitter.get("IdCodice")),  # transmitter_code
+        string_value(transmission.get("ProgressivoInvio")),
+        string_value(transmission.get("CodiceDestinatario")),
+        string_value(transmission.get("PECDestinatario")),
+        string_value(facts.emitter),  # soggetto_emittente
+        _party(ctx, "supplier", facts.supplier),
+        _party(ctx, "customer", facts.client),
+        [body_summary(body) for body in facts.bodies],
     )
 
 
@@ -106,7 +108,7 @@ def _ordinary_body(body: Body) -> BodySummary:
     else:
         total = _total([holder.taxable_element for holder in holders]) + total_vat
     payments = _texts(_children(facts.payments, "DettaglioPagamento"), "ImportoPagamento")
-    net_payable = sum(map(Decimal, payments), Decimal("0.00")) if payments else total
+    net_payable = sum(map(Decimal, payments), _ZERO) if payments else total
     return _body(values, total, total_vat, net_payable)
 
 
@@ -114,7 +116,7 @@ def _simplified_body(body: Body) -> BodySummary:
     # FSM10 2.2.2 <Importo> includes VAT; 2.2.3 gives either the tax or the rate. The schema gives
     # each block one Importo and one DatiIVA: the blocks' facts hold the elements read here.
     total = _total([block.amount_element for block in body.goods])
-    total_vat = Decimal("0.00")
+    total_vat = _ZERO
     for block in body.goods:
         total_vat += _simplified_vat(block)
     return _body(body.facts.document_values, total, total_vat, total)
@@ -124,14 +126,14 @@ def _body(
     values: dict[object, etree._Element], total: Decimal, total_vat: Decimal, net_payable: Decimal
 ) -> BodySummary:
     """The body's summary from the children of its 2.1.1 DatiGeneraliDocumento and its totals."""
-    return BodySummary(
-        document_type=string_value(values.get("TipoDocumento")),
-        number=string_value(values.get("Numero")),
-        date=date.fromisoformat(string_value(values.get("Data"))),
-        currency=string_value(values.get("Divisa")),
-        total_document=total,
-        total_vat=total_vat,
-        net_payable=net_payable,
+    return BodySummary(  # the fields in order (see `summarise`)
+        string_value(values.get("TipoDocumento")),
+        string_value(values.get("Numero")),
+        date.fromisoformat(string_value(values.get("Data"))),
+        string_value(values.get("Divisa")),
+        total,
+        total_vat,
+        net_payable,
     )
 
 
@@ -158,9 +160,15 @@ def _children(parents: Iterable[etree._Element], tag: str) -> list[etree._Elemen
 
 def _total(elements: list[etree._Element | None]) -> Decimal:
     """The sum of the text nodes of `elements` (None: absent), as `_texts` reads them."""
-    total = Decimal("0.00")
+    total = _ZERO
     for element in elements:
-        if element is not None:
+        if element is None:
+            continue
+        if len(element) == 0:  # a leaf, as every invoice value is: `_text_nodes` inline
+            value = element.text
+            if value:
+                total += Decimal(value)
+        else:
             for node in _text_nodes(element):
                 total += Decimal(node)
     return total

@@ -121,9 +121,11 @@ def _body(
     rates: dict[Decimal, Element] = {}
     naturas: dict[str, Element] = {}
     line_natura = line_discount = line_withholding = False
+    # `setdefault` keeps the first element of each value, hashing it once (a Decimal's hash is no
+    # cheap lookup: it is worked out at every call).
     for line in lines:
-        if line.rate is not None and line.rate not in rates:
-            rates[line.rate] = line.element
+        if line.rate is not None:
+            rates.setdefault(line.rate, line.element)
         if line.natura_element is not None:
             line_natura = True
             if line.natura is not None and line.natura not in naturas:
@@ -133,16 +135,16 @@ def _body(
         if line.withholding == "SI":
             line_withholding = True
     for fund in facts.fund_holders:
-        if fund.rate is not None and fund.rate not in rates:
-            rates[fund.rate] = fund.element
+        if fund.rate is not None:
+            rates.setdefault(fund.rate, fund.element)
         if fund.natura is not None and fund.natura not in naturas:
             naturas[fund.natura] = fund.element
     summary_rates: dict[Decimal, Element] = {}
     summary_naturas: dict[str, Element] = {}
     summary_natura = False
     for holder in facts.summary_holders:
-        if holder.rate is not None and holder.rate not in summary_rates:
-            summary_rates[holder.rate] = holder.element
+        if holder.rate is not None:
+            summary_rates.setdefault(holder.rate, holder.element)
         if holder.natura_element is not None:
             summary_natura = True
             if holder.natura is not None and holder.natura not in summary_naturas:
@@ -197,9 +199,11 @@ def _features(bodies: list[Body]) -> frozenset[str]:
         for goods in body.goods:
             if goods.natura_element is not None:
                 found.add(NATURA)
-            if goods.tax == ZERO or goods.rate == ZERO:
+            tax, rate = goods.tax, goods.rate
+            # `None == ZERO` would ask the numbers ABCs (a Python-level isinstance): None is no zero.
+            if (tax is not None and tax == ZERO) or (rate is not None and rate == ZERO):
                 found.add(ZERO_RATE)
-            if is_fraction(goods.rate):
+            if is_fraction(rate):
                 found.add(FRACTION_RATE)
     return frozenset(found)
 

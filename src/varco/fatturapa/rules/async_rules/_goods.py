@@ -40,11 +40,13 @@ class GoodsFacts:
 def _goods_facts(goods: Element) -> GoodsFacts:
     facts = GoodsFacts(goods)
     # Plain walks over the block's few children: lxml's tag-filtered iterators cost more to set up.
+    # Each value is read where its element is found (`text`, inline: read for every block).
     for item in goods:
         tag = item.tag
         if tag == "Importo":
             if facts.amount_element is None:
                 facts.amount_element = item
+                facts.amount = decimal((item.text or "").strip() or None)
         elif tag == "Natura":
             if facts.natura_element is None:
                 facts.natura_element = item
@@ -55,9 +57,8 @@ def _goods_facts(goods: Element) -> GoodsFacts:
                 if name == "Imposta":
                     if tax is None:
                         facts.tax_element = tax = value
+                        facts.tax = decimal((value.text or "").strip() or None)
                 elif name == "Aliquota" and rate is None:
                     facts.rate_element = rate = value
-    facts.amount = decimal(text(facts.amount_element))
-    facts.tax = decimal(text(facts.tax_element))
-    facts.rate = decimal(text(facts.rate_element))
+                    facts.rate = decimal((value.text or "").strip() or None)
     return facts

@@ -23,7 +23,7 @@ from varco.fatturapa.rules.async_rules._xml import (
     rate_text,
     where,
 )
-from varco.fatturapa.rules.facts import FRACTION_RATE, Body, document_facts, is_fraction
+from varco.fatturapa.rules.facts import FRACTION_RATE, NATURA, Body, document_facts, is_fraction
 from varco.fatturapa.rules.registry import ORDINARY, RuleContext, RuleSpec, rule
 
 
@@ -125,6 +125,7 @@ def rates_match_summaries(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]
     "Every <Natura> in 2.2.1.14 or 2.1.1.7.7 must appear in some 2.2.2.2, and conversely",
     "Make the summary blocks' Natura values (2.2.2.2) exactly those used by lines and pension-fund blocks.",
     formats=ORDINARY,
+    needs=NATURA,  # no Natura on either side: the two sets are equal (both empty)
 )
 def naturas_match_summaries(ctx: RuleContext, spec: RuleSpec) -> Iterator[Finding]:
     """00444: the summary Natura codes and the line/pension-fund Natura codes are the same set."""
