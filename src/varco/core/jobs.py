@@ -353,20 +353,23 @@ class _Gathering:
         self._gathering = False
         self._asked = False  # another thread was woken for a job while this one gathers
 
+    def busy(self) -> bool:
+        return self._gathering
+
     @contextmanager
     def gather(self) -> Iterator[bool]:
         """True if this thread is now the one that gathers, until the block ends."""
         with self._changed:
-            if self._gathering:
-                yield False
-                return
-            self._gathering, self._asked = True, False
+            taken = not self._gathering
+            if taken:
+                self._gathering, self._asked = True, False
         try:
-            yield True
+            yield taken
         finally:
-            with self._changed:
-                self._gathering = False
-                self._changed.notify_all()
+            if taken:
+                with self._changed:
+                    self._gathering = False
+                    self._changed.notify_all()
 
     def wait_asked(self, timeout: float) -> None:
         """The gathering thread waits until another thread has a job for it, or `timeout`."""
@@ -375,13 +378,18 @@ class _Gathering:
             self._asked = False
 
     def offer(self, timeout: float) -> None:
-        """A woken thread tells the gathering one that a job is due, and waits until it has
+        """A woken thread that let go of its job tells the gathering one, and waits until it has
         gathered (the job is then in its batch, or left for this thread to claim)."""
         with self._changed:
             if self._gathering:
                 self._asked = True
                 self._changed.notify_all()
                 self._changed.wait_for(lambda: not self._gathering, timeout)
+
+
+def gathering() -> bool:
+    """Whether a thread of this process is gathering a batch on the database in use now."""
+    return _state().gathering.busy()
 
 
 @dataclass
@@ -439,21 +447,34 @@ class _Run:
             current_job.reset(tokens[1])
 
 
+class _HandOver(Exception):
+    """A first attempt of a batching kind, claimed while another thread of this process gathers a
+    batch: let go (the rollback unlocks it) for that thread to take."""
+
+
 def run_job(job_id: int) -> str:
     """Run one job row if it is still pending and due. Returns its status afterwards.
 
     A first attempt of a batching kind takes the other due first attempts of its kind with it, up
     to settings.job_batch, and runs them one after the other in its transaction: one claim, one
     commit, the transaction's facts shared. On PostgreSQL a batch not full waits for more to come
-    due (`_Gathering`). If one of them raises, the transaction rolls back; the failure counts
-    against that job alone and the others are woken again."""
+    due (`_Gathering`), and a thread woken meanwhile hands its job over to it. If one of them
+    raises, the transaction rolls back; the failure counts against that job alone and the others
+    are woken again."""
     state = _state()
-    held = state.held
-    if job_id in held:
+    if job_id in state.held:
         return "done"  # run, or running, in a batch of this process: its wake-up has nothing to do
-    state.gathering.offer(get_settings().job_batch_wait.total_seconds())
-    if job_id in held:
-        return "done"  # gathered into the batch of another thread
+    try:
+        return _run_job(job_id, state, hand_over=True)
+    except _HandOver:
+        state.gathering.offer(get_settings().job_batch_wait.total_seconds())
+        if job_id in state.held:
+            return "done"  # in the gathered batch
+        return _run_job(job_id, state, hand_over=False)  # not taken (the batch was full): run it
+
+
+def _run_job(job_id: int, state: _ProcessState, *, hand_over: bool) -> str:
+    held = state.held
     clock = current_clock()
     started = time.perf_counter()
     runs: list[_Run] = []
@@ -468,13 +489,15 @@ def run_job(job_id: int) -> str:
             running = _Run.of(row)
             runs.append(running)
             if running.first and get_settings().job_batch > 1 and _registry.batches(row.name):
+                if hand_over and state.gathering.busy():
+                    raise _HandOver()
                 runs += _claim_more(uow, row.name, runs, clock)
-                if _may_gather(uow, runs):
+                held.add([run.job_id for run in runs[1:]])
+                if (deadline := _gathering_deadline(uow, runs, clock)) is not None:
                     with state.gathering.gather() as gathering:
                         if gathering:
-                            runs += _gathered(uow, state.gathering, row.name, runs, clock)
+                            _gather(uow, state.gathering, held, row.name, runs, deadline, clock)
                 if len(runs) > 1:
-                    held.add([run.job_id for run in runs[1:]])
                     for run in runs:
                         run.fields["batch"] = len(runs)  # in its log lines: how many shared the commit
                     if prepare := _registry.preparer(row.name):
@@ -489,14 +512,20 @@ def run_job(job_id: int) -> str:
         for run in runs:
             _ended(run, "succeeded", time.perf_counter() - committing)
         return "done"
+    except _HandOver:
+        raise
     except Exception as exc:  # recorded on the row, retried by the reconciler
         held.discard([run.job_id for run in runs])  # none of them is done
         others = [run.job_id for run in runs if run is not running]
-        if others:  # rolled back with it, through no fault of theirs: woken again at once
-            _send(others)
         with running.bound() if running else nullcontext():
             log.exception("job %s failed", job_id if running is None else running.job_id)
-        status = _failed(running.job_id if running else job_id, running, exc, clock)
+        try:
+            status = _failed(running.job_id if running else job_id, running, exc, clock)
+        finally:
+            # Rolled back with it, through no fault of theirs: woken again at once, once the failed
+            # one is charged (no longer a first attempt, no batch takes it along).
+            if others:
+                _send(others)
         return status if running is None or running.job_id == job_id else "pending"
 
 
@@ -511,26 +540,36 @@ def _claim_more(uow: UnitOfWork, name: str, runs: list[_Run], clock: Clock) -> l
     return [_Run.of(other) for other in uow.execute(_CLAIM_MORE, more)]
 
 
-def _may_gather(uow: UnitOfWork, runs: list[_Run]) -> bool:
+def _gathering_deadline(uow: UnitOfWork, runs: list[_Run], clock: Clock) -> float | None:
+    """Until when (time.monotonic) a batch not full waits for more to come due: its oldest job
+    waits `VARCO_JOB_BATCH_WAIT` since it was queued, no more (a backlog's jobs not at all). None
+    for a full batch, a wait of 0, or SQLite (the claim holds the one writer's lock)."""
     settings = get_settings()
-    return len(runs) < settings.job_batch and bool(settings.job_batch_wait) and not dialect_of(uow).one_writer
+    if len(runs) >= settings.job_batch or not settings.job_batch_wait or dialect_of(uow).one_writer:
+        return None
+    left = settings.job_batch_wait - (clock.now() - min(run.created_at for run in runs))
+    return time.monotonic() + left.total_seconds() if left > timedelta(0) else None
 
 
-def _gathered(
-    uow: UnitOfWork, gathering: _Gathering, name: str, runs: list[_Run], clock: Clock
-) -> list[_Run]:
-    """Jobs that come due while this thread holds the batch, until it is full or its oldest job has
-    waited `VARCO_JOB_BATCH_WAIT` since it was queued (a backlog's jobs wait no more): claimed when
-    another thread is woken for one, and every quarter of that wait."""
+def _gather(
+    uow: UnitOfWork,
+    gathering: _Gathering,
+    held: _Held,
+    name: str,
+    runs: list[_Run],
+    deadline: float,
+    clock: Clock,
+) -> None:
+    """Add to `runs` the jobs that come due until the batch is full or `deadline`: claimed when
+    another thread hands one over, and every quarter of the wait. Each is in `runs` (so a failure
+    wakes it again) and `held` (so a thread that handed it over finds it) as soon as claimed."""
     settings = get_settings()
-    waited = clock.now() - min(run.created_at for run in runs)
-    deadline = time.monotonic() + (settings.job_batch_wait - waited).total_seconds()
     poll = settings.job_batch_wait.total_seconds() / 4
-    more: list[_Run] = []
-    while len(runs) + len(more) < settings.job_batch and (left := deadline - time.monotonic()) > 0:
+    while len(runs) < settings.job_batch and (left := deadline - time.monotonic()) > 0:
         gathering.wait_asked(min(left, poll))
-        more += _claim_more(uow, name, runs + more, clock)
-    return more
+        more = _claim_more(uow, name, runs, clock)
+        runs += more
+        held.add([run.job_id for run in more])
 
 
 def _run_one(uow: UnitOfWork, run: _Run, clock: Clock) -> None:
