@@ -346,7 +346,7 @@ class _Gathering:
     side (PostgreSQL): it holds the jobs it claimed and waits, up to `VARCO_JOB_BATCH_WAIT`, for
     more to come due before it runs them together. Workers that could keep up one invoice at a time
     would otherwise run batches of one or two, each paying the whole per-transaction cost, on the
-    cores the API processes need (docs/architecture.md, "Jobs in batches")."""
+    cores the API processes need (docs/architecture.md, "Gathering a batch")."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
@@ -496,7 +496,7 @@ def _run_job(job_id: int, state: _ProcessState, *, hand_over: bool) -> str:
                 if (deadline := _gathering_deadline(uow, runs, clock)) is not None:
                     with state.gathering.gather() as gathering:
                         if gathering:
-                            _gather(uow, state.gathering, held, row.name, runs, deadline, clock)
+                            _gather(uow, state, row.name, runs, deadline, clock)
                 if len(runs) > 1:
                     for run in runs:
                         run.fields["batch"] = len(runs)  # in its log lines: how many shared the commit
@@ -552,13 +552,7 @@ def _gathering_deadline(uow: UnitOfWork, runs: list[_Run], clock: Clock) -> floa
 
 
 def _gather(
-    uow: UnitOfWork,
-    gathering: _Gathering,
-    held: _Held,
-    name: str,
-    runs: list[_Run],
-    deadline: float,
-    clock: Clock,
+    uow: UnitOfWork, state: _ProcessState, name: str, runs: list[_Run], deadline: float, clock: Clock
 ) -> None:
     """Add to `runs` the jobs that come due until the batch is full or `deadline`: claimed when
     another thread hands one over, and every quarter of the wait. Each is in `runs` (so a failure
@@ -566,10 +560,10 @@ def _gather(
     settings = get_settings()
     poll = settings.job_batch_wait.total_seconds() / 4
     while len(runs) < settings.job_batch and (left := deadline - time.monotonic()) > 0:
-        gathering.wait_asked(min(left, poll))
+        state.gathering.wait_asked(min(left, poll))
         more = _claim_more(uow, name, runs, clock)
         runs += more
-        held.add([run.job_id for run in more])
+        state.held.add([run.job_id for run in more])
 
 
 def _run_one(uow: UnitOfWork, run: _Run, clock: Clock) -> None:
