@@ -41,6 +41,9 @@ class StorageUsage(Base):
 _CONTENT = select(Blob.__table__.c.content).where(Blob.__table__.c.id == bindparam("id"))
 _USAGE = StorageUsage.__table__.c  # Core, not ORM-enabled: every upload asks (half the cost)
 _USED_BYTES = select(_USAGE.bytes).where(_USAGE.account_id == bindparam("account_id"))
+# The committed bytes of :account_id, as a column of a caller's own select (an upload reads them
+# with its duplicate check, in one statement); `used_bytes_with` adds this transaction's.
+STORED_BYTES = _USED_BYTES.scalar_subquery()
 # Read in this transaction, by id (one job's files: dropped before the next job of a batch).
 _CONTENTS: Fact[dict[int, bytes]] = Fact("blob contents", dict, per_job=True)
 
@@ -121,5 +124,9 @@ def content(uow: UnitOfWork, blob_id: int) -> bytes:
 def used_bytes(uow: UnitOfWork, account_id: int) -> int:
     """Bytes of stored files that count against the account's space (§2.3 usedSpaceKB, §7.2 0097)."""
     uow.flush()  # a Core select: no autoflush of its own
-    stored = uow.scalar(_USED_BYTES, {"account_id": account_id}) or 0
-    return stored + uow.stored_bytes.get(account_id, 0)
+    return used_bytes_with(uow, account_id, uow.scalar(_USED_BYTES, {"account_id": account_id}))
+
+
+def used_bytes_with(uow: UnitOfWork, account_id: int, stored: int | None) -> int:
+    """`used_bytes`, given the committed bytes a caller read itself (`STORED_BYTES`)."""
+    return (stored or 0) + uow.stored_bytes.get(account_id, 0)

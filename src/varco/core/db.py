@@ -21,6 +21,7 @@ from sqlalchemy import (
     insert,
     select,
 )
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
@@ -243,20 +244,33 @@ class NulInText(BadRequest):
     """A text value holds the NUL character, which no field of the contract may hold."""
 
 
+_NUL_REFUSED = "Text values cannot contain the NUL character (U+0000)"
+
+
 def _refuse_nul(_conn: object, _cursor: object, _statement: str, parameters: Any, *_args: object) -> None:
-    # PostgreSQL refuses NUL in text (a DataError, a 500 and a dropped connection); SQLite stores it.
-    # Refused here, for every statement on both databases: a 400 wherever the value came from.
+    # SQLite stores NUL in text; PostgreSQL cannot. Refused here for every SQLite statement, so that
+    # both databases answer the same 400 wherever the value came from.
     rows = parameters if isinstance(parameters, list) else [parameters]
     for row in rows:
         values = row.values() if isinstance(row, dict) else row if isinstance(row, tuple | list) else ()
         for value in values:
             if isinstance(value, str) and "\x00" in value:
-                raise NulInText("Text values cannot contain the NUL character (U+0000)")
+                raise NulInText(_NUL_REFUSED)
+
+
+def _nul_refused_by_driver(context: ExceptionContext) -> None:
+    # psycopg refuses a NUL in a text parameter itself, before sending the statement (the
+    # connection stays usable): the same 400 as on SQLite, without a listener on every statement.
+    if "cannot contain NUL" in str(context.original_exception):
+        raise NulInText(_NUL_REFUSED) from None
 
 
 def make_engine(url: str) -> Engine:
     engine = _make_engine(url)
-    event.listen(engine, "before_cursor_execute", _refuse_nul)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "before_cursor_execute", _refuse_nul)
+    else:
+        event.listen(engine, "handle_error", _nul_refused_by_driver)
     return engine
 
 

@@ -35,9 +35,6 @@ def record(
     subject: str | None = None,
 ) -> Event:
     """Add an event in the caller's transaction: it exists if and only if the change commits."""
-    if not session.fact(_FEED_LOCK_HELD):
-        dialect_of(session).advisory_lock(session, FEED_LOCK, shared=True)
-        session.remember(_FEED_LOCK_HELD, True)
     values = {
         "account_id": account_id,
         "type": type_,
@@ -46,7 +43,11 @@ def record(
         "payload": {"eventId": uuid.uuid4().hex, "type": type_, **payload},
     }
     # Append-only: the id (the feed cursor, what deliveries point at) without an ORM flush.
-    event = append_row(session, Event, values)
+    if dialect_of(session).one_writer or session.fact(_FEED_LOCK_HELD):
+        event = append_row(session, Event, values)
+    else:  # the transaction's first event takes the feed lock in the same statement
+        event = EventRepository(session).append_holding_lock(values, FEED_LOCK)
+        session.remember(_FEED_LOCK_HELD, True)
     fanout.fan_out(session, event)  # the outbox: its deliveries and their job rows, in this transaction
     return event
 

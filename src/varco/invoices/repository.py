@@ -11,6 +11,7 @@ from sqlalchemy import Select, bindparam, func, insert, select
 from sqlalchemy.orm import lazyload
 
 from varco import fatturapa
+from varco.core import blobs
 from varco.core.db import append_row, get_for_update, lock_many, locked_rows
 from varco.core.dialects import per_dialect
 from varco.core.uow import UnitOfWork
@@ -54,6 +55,11 @@ _SAME_CONTENT_IN_PROCESS = (
         _INVOICES.created_at >= bindparam("since"),
     )
     .limit(1)
+)
+# With the account's stored bytes (§7.2 0097, checked next): one round trip for both.
+_SAME_CONTENT_AND_STORED = select(
+    _SAME_CONTENT_IN_PROCESS.scalar_subquery().label("same_content"),
+    blobs.STORED_BYTES.label("stored_bytes"),
 )
 
 
@@ -191,11 +197,15 @@ class InvoiceRepository:
         )
         return list(self.session.scalars(query))
 
-    def in_process_with_content(self, account_id: int, sha256: str, since: datetime) -> int | None:
-        """§7.2 0034: the same content sent recently and still awaiting processing (its id)."""
+    def same_content_and_used_bytes(
+        self, account_id: int, sha256: str, since: datetime
+    ) -> tuple[int | None, int]:
+        """§7.2 0034: the same content sent recently and still awaiting processing (its id), and
+        the bytes the account uses (`core.blobs.used_bytes`, read in the same statement)."""
         params = {"account_id": account_id, "sha256": sha256, "since": since}
         self.session.flush()  # a Core select: no autoflush of its own
-        return self.session.scalar(_SAME_CONTENT_IN_PROCESS, params)
+        same, stored = self.session.connection().execute(_SAME_CONTENT_AND_STORED, params).one()
+        return same, blobs.used_bytes_with(self.session, account_id, stored)
 
     def find(
         self,

@@ -125,9 +125,10 @@ def store_upload(
     sha = hashlib.sha256(stored).hexdigest()
     repo = InvoiceRepository(session)
     now = clock.now()
-    if repo.in_process_with_content(taxpayer.id, sha, since=now - settings.duplicate_upload_window):
+    since = now - settings.duplicate_upload_window
+    same, used = repo.same_content_and_used_bytes(taxpayer.id, sha, since=since)
+    if same is not None:
         raise UploadRefused("0034", "This file was already sent recently and is still being processed")
-    used = blobs.used_bytes(session, taxpayer.id)
     if used + len(stored) > taxpayer.max_space_kb * 1024:
         raise UploadRefused(
             "0097",
