@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
+from sqlalchemy import text
 
 from tests.factories import bearer, make_account, sign_in
 from varco.core.db import unit_of_work
@@ -41,3 +45,32 @@ def test_events_roll_back_with_the_change_they_report(db, clock):
         raise RuntimeError("the change failed")
     with unit_of_work() as reader:
         assert events.page(reader, [account.id], 0, 10) == []
+
+
+def test_an_event_draws_its_id_only_once_it_holds_the_feed_lock(db, clock):
+    """The first event of a transaction takes the feed lock in its own INSERT: the lock must come
+    before the id, or a reader could pass an id drawn by a writer that does not hold it yet."""
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs one writer at a time: no feed lock")
+    account = make_account()
+    recorded: list[int] = []
+
+    def write() -> None:
+        with unit_of_work() as session:
+            recorded.append(_usage(session, account.id, 1, clock).id)
+
+    sequence = text("SELECT last_value, is_called FROM events_id_seq")
+    waiting = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+    with db.engine.connect() as reader:
+        reader.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": events.FEED_LOCK})
+        before = reader.execute(sequence).one()
+        writer = threading.Thread(target=write)
+        writer.start()
+        deadline = time.monotonic() + 30
+        while not reader.execute(waiting).scalar():  # the writer's INSERT waits for the lock
+            assert time.monotonic() < deadline and writer.is_alive()
+            time.sleep(0.01)
+        assert reader.execute(sequence).one() == before  # and has drawn no id meanwhile
+        reader.rollback()  # lets the writer go
+    writer.join(30)
+    assert recorded and recorded[0] > (before.last_value if before.is_called else 0)
