@@ -153,6 +153,12 @@ def delivered(database_url: str) -> int:
         return conn.execute(query, {"state": CONSEGNATA}).scalar() or 0
 
 
+def sealed(database_url: str) -> int:
+    """Preservation packages made (one per invoice sealed)."""
+    with _engine(database_url).connect() as conn:
+        return conn.execute(text("SELECT count(*) FROM preservation_packages")).scalar() or 0
+
+
 def wait_delivered(database_url: str, count: int, label: str, limit_seconds: float = 900) -> float:
     """Wait until `count` invoices are Consegnata; returns the steady drain rate (invoices/s from
     the first one seen Consegnata to the last), which leaves a starting process's import time out."""
@@ -171,12 +177,17 @@ def wait_delivered(database_url: str, count: int, label: str, limit_seconds: flo
     return (count - first[1]) / max(time.perf_counter() - first[0], 1e-6)
 
 
+def until_next_minute() -> float:
+    """Seconds to the wall clock's next minute, when the servers' periodic work runs."""
+    return 60 - time.time() % 60  # noqa: TID251 - the servers tick on the wall clock's minute
+
+
 def clear_of_periodic_work(seconds: float) -> None:
     """Wait, if need be, so that the next `seconds` hold no minute boundary. The workers' periodic
     work (sealing, the reconciler...) runs once a minute, on the minute (core/scheduler.py): it
     would fall in one short timed window and not in the next, though every topology does the same
-    amount of it, once a minute (sealing alone is ~1 ms of CPU per invoice sealed)."""
-    left = 60 - time.time() % 60  # noqa: TID251 - the servers tick on the wall clock's minute
+    amount of it, once a minute (sealing alone is ~1.5 ms of CPU per invoice sealed: bench/sealing.py)."""
+    left = until_next_minute()
     if left < seconds:
         time.sleep(left + 3)  # past the minute's tick and its work
 

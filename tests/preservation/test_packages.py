@@ -173,3 +173,42 @@ def test_packages_use_the_account_space(client, supplier):
     with unit_of_work() as session:
         owner = session.scalar(select(Blob.account_id).where(Blob.id == sealed.blob_id))
     assert owner == account.id
+
+
+def _lose_stored_file(db, invoice) -> None:  # noqa: ANN001
+    """Delete an invoice's stored file behind the database's back (its foreign keys off for that)."""
+    if db.url.startswith("sqlite"):
+        raw = db.engine.raw_connection()
+        try:
+            raw.execute("PRAGMA foreign_keys=OFF")  # autocommit connection: no transaction open
+            raw.execute("DELETE FROM blobs WHERE id = ?", (invoice.blob_id,))
+            raw.execute("PRAGMA foreign_keys=ON")
+        finally:
+            raw.close()
+        return
+    with db.engine.begin() as conn:
+        conn.execute(text("SET LOCAL session_replication_role = replica"))  # no foreign key triggers
+        conn.execute(text("DELETE FROM blobs WHERE id = :id"), {"id": invoice.blob_id})
+
+
+def test_one_broken_invoice_does_not_stop_those_sealed_with_it(client, db, supplier, caplog):
+    """The periodic work seals several invoices per transaction; one that fails rolls the others
+    back with it, and they are then sealed each on its own."""
+    from varco.invoices.models import Invoice
+
+    broken = received(supplier.account)  # first: SQLite gives a deleted last row's id to the next one
+    good = [received(supplier.account) for _ in range(3)]
+    _lose_stored_file(db, broken)
+    with unit_of_work() as session:
+        assert session.get(Blob, broken.blob_id) is None
+    try:
+        with caplog.at_level(logging.ERROR, logger="varco.preservation"):
+            while not all(pdd_available(invoice.id) for invoice in good):
+                assert seal_unsealed() != []
+        assert not pdd_available(broken.id)
+        assert f"sealing invoice {broken.id} failed" in caplog.text
+        with unit_of_work() as session:
+            assert service.verify_chain(session, supplier.account.id) == []
+    finally:  # out of the later tests' way: no longer a final invoice
+        with unit_of_work() as session:
+            session.execute(update(Invoice).where(Invoice.id == broken.id).values(state=1))

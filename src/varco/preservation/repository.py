@@ -35,7 +35,7 @@ class InvoiceFacts:
     owner: tuple[str, str | None, str | None] | None  # the account's username, country, VAT code
 
 
-# Statements built once: sealing runs them for every invoice.
+# Statements built once: sealing runs them for every invoice (building one costs more than running it).
 _FACTS = select(*(getattr(Invoice, name) for name in list(InvoiceFacts.__dataclass_fields__)[:-2])).where(
     Invoice.id == bindparam("id")
 )
@@ -44,6 +44,21 @@ _NUMBERS = (
 )
 _OWNER = select(Account.username, Account.country_code, Account.vat_code).where(Account.id == bindparam("id"))
 _MARK_SEALED = update(Invoice.__table__).where(Invoice.__table__.c.id == bindparam("invoice_id"))
+_NOTIFICATIONS = (
+    select(Notification).where(Notification.invoice_id == bindparam("invoice_id")).order_by(Notification.id)
+)
+_LATEST_FOR_INVOICE = (
+    select(PreservationPackage)
+    .where(PreservationPackage.invoice_id == bindparam("invoice_id"))
+    .order_by(PreservationPackage.version.desc())
+    .limit(1)
+)
+_CHAIN_HEAD = (
+    select(PreservationPackage)
+    .where(PreservationPackage.account_id == bindparam("account_id"))
+    .order_by(PreservationPackage.sequence.desc())
+    .limit(1)
+)
 
 
 class PreservationRepository:
@@ -64,8 +79,7 @@ class PreservationRepository:
         self.session.connection().execute(_MARK_SEALED.values(pdd_available=True), {"invoice_id": invoice_id})
 
     def notifications(self, invoice_id: int) -> list[Notification]:
-        query = select(Notification).where(Notification.invoice_id == invoice_id).order_by(Notification.id)
-        return list(self.session.scalars(query))
+        return list(self.session.scalars(_NOTIFICATIONS, {"invoice_id": invoice_id}))
 
     def content(self, blob_id: int) -> bytes:
         try:
@@ -74,13 +88,7 @@ class PreservationRepository:
             raise LookupError(f"stored file {blob_id} is missing") from None
 
     def latest_for_invoice(self, invoice_id: int) -> PreservationPackage | None:
-        query = (
-            select(PreservationPackage)
-            .where(PreservationPackage.invoice_id == invoice_id)
-            .order_by(PreservationPackage.version.desc())
-            .limit(1)
-        )
-        return self.session.scalar(query)
+        return self.session.scalar(_LATEST_FOR_INVOICE, {"invoice_id": invoice_id})
 
     def latest_for_invoices(self, invoice_ids: Sequence[int]) -> dict[int, PreservationPackage]:
         """The newest package of each of the invoices that has one."""
@@ -92,13 +100,7 @@ class PreservationRepository:
         return {p.invoice_id: p for p in self.session.scalars(query) if p.invoice_id is not None}  # last wins
 
     def chain_head(self, account_id: int) -> PreservationPackage | None:
-        query = (
-            select(PreservationPackage)
-            .where(PreservationPackage.account_id == account_id)
-            .order_by(PreservationPackage.sequence.desc())
-            .limit(1)
-        )
-        return self.session.scalar(query)
+        return self.session.scalar(_CHAIN_HEAD, {"account_id": account_id})
 
     def chain(self, account_id: int) -> list[PreservationPackage]:
         query = (

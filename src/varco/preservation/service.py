@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from varco.core import blobs, jobs
 from varco.core.clock import Clock
+from varco.core.db import append_row
 from varco.core.errors import VarcoError
 from varco.core.uow import UnitOfWork
 from varco.invoices import filenames
@@ -129,21 +130,21 @@ def seal(session: UnitOfWork, item: Sealable, clock: Clock) -> PreservationPacka
             # with the new chain head instead of forking the chain.
             with session.begin_nested():
                 blob = blobs.store(session, item.name, content, item.account_id, spec.sealed_at)
-                sealed = PreservationPackage(
-                    account_id=item.account_id,
-                    sequence=spec.sequence,
-                    invoice_id=item.invoice_id,
-                    comfin_request_id=item.comfin_request_id,
-                    version=spec.version,
-                    notification_count=len(files) - 1,
-                    blob_id=blob.id,
-                    name=item.name,
-                    sha256=package.sha256(content),
-                    previous_sha256=spec.previous_sha256,
-                    sealed_at=spec.sealed_at,
-                )
-                session.add(sealed)
-                session.flush()
+                values = {
+                    "account_id": item.account_id,
+                    "sequence": spec.sequence,
+                    "invoice_id": item.invoice_id,
+                    "comfin_request_id": item.comfin_request_id,
+                    "version": spec.version,
+                    "notification_count": len(files) - 1,
+                    "blob_id": blob.id,
+                    "name": item.name,
+                    "sha256": package.sha256(content),
+                    "previous_sha256": spec.previous_sha256,
+                    "sealed_at": spec.sealed_at,
+                }
+                # Append-only (a Core INSERT): the package returned is read, never changed.
+                sealed = append_row(session, PreservationPackage, values)
         except IntegrityError:
             log.info("%s: the chain of account %s moved while sealing; retrying", item, item.account_id)
             continue
