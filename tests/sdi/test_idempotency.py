@@ -17,6 +17,8 @@ from tests.sdi.factories import (
     types,
     unique_code,
 )
+from varco.core import blobs
+from varco.core.blobs import Blob
 from varco.core.db import unit_of_work
 from varco.core.jobs import reconcile, run_job
 from varco.core.models import JobRow
@@ -63,6 +65,22 @@ def test_duplicate_notification_is_a_no_op(db, clock, queue):
     assert deliver(rc.filename, content, clock) is None
     assert types(invoice_.id) == ["RC"]
     assert transitions(invoice_.id) == [(None, 1), (1, 3), (3, 7)]
+
+
+def test_a_notification_received_twice_leaves_no_file_and_no_space_behind(db, clock, queue):
+    """The second copy's file is stored before its name is found taken, then taken back."""
+    invoice_ = sent()
+    queue.drain()
+    [(rc, content)] = notifications(invoice_.id)
+
+    def stored() -> tuple[int, int]:
+        with unit_of_work() as session:
+            found = invoices.find_invoice(session, filename=invoice_.filename, direction="out")
+            return session.scalar(select(func.count(Blob.id))), blobs.used_bytes(session, found.account_id)
+
+    before = stored()
+    assert deliver(rc.filename, content, clock) is None
+    assert stored() == before
 
 
 def test_out_of_order_notification_is_refused_and_logged(db, clock, queue, caplog):

@@ -53,3 +53,31 @@ def test_the_same_invoice_sent_twice_is_refused_the_second_time_with_00404(clien
     [(_, ns)] = notifications(second.id)
     assert [e.text for e in etree.fromstring(ns).iter("Codice")] == ["00404"]
     assert state(first.id) == S.CONSEGNATA
+
+
+def test_an_invoice_refused_by_the_sdi_is_not_a_duplicate_when_its_corrected_copy_comes(client, queue):
+    """The register of invoices the SDI took (00404) keeps only those of files it took: the
+    invoices a refused file entered while it was checked are taken back with the refusal."""
+    account = supplier_account()
+    content = invoice_file(supplier_vat=account.vat_code)
+    refused = upload(client, account, total_off_by(content, "2.00"))
+    queue.drain()
+    assert state(refused.id) == S.SCARTATA
+    corrected = upload(client, account, content)  # the same supplier, type, number and date
+    queue.drain()
+    assert state(corrected.id) == S.CONSEGNATA
+    assert types(corrected.id) == ["RC"]
+
+
+def test_the_same_invoice_twice_in_one_batch_is_00409_only(client, queue):
+    """The first body enters the invoice in the register; the second body's look-up finds it
+    entered by the same file: the batch's duplicate (00409), not one sent before (00404)."""
+    account = supplier_account()
+    root = etree.fromstring(invoice_file(supplier_vat=account.vat_code))
+    body = root.find("FatturaElettronicaBody")
+    root.append(etree.fromstring(etree.tostring(body)))
+    batch = upload(client, account, etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
+    queue.drain()
+    assert state(batch.id) == S.SCARTATA
+    [(_, ns)] = notifications(batch.id)
+    assert [e.text for e in etree.fromstring(ns).iter("Codice")] == ["00409"]

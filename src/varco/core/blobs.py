@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, bindparam, select, update
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, bindparam, delete, select, update
 from sqlalchemy.orm import Mapped, mapped_column
 
 from varco.core.db import Base, UTCDateTime, append_row
@@ -46,6 +46,13 @@ _USED_BYTES = select(_USAGE.bytes).where(_USAGE.account_id == bindparam("account
 STORED_BYTES = _USED_BYTES.scalar_subquery()
 # Read in this transaction, by id (one job's files: dropped before the next job of a batch).
 _CONTENTS: Fact[dict[int, bytes]] = Fact("blob contents", dict, per_job=True)
+# Read ahead for the jobs of a batch, in one statement (`read_ahead`); each taken by its job.
+_AHEAD: Fact[dict[int, bytes]] = Fact("blob contents read ahead", dict)
+_BLOBS = Blob.__table__.c
+_READ_AHEAD = select(_BLOBS.id, _BLOBS.content).where(
+    _BLOBS.id.in_(bindparam("ids", expanding=True)), _BLOBS.size <= bindparam("max_size")
+)
+READ_AHEAD_MAX_SIZE = 64 * 1024  # a batch's files held at once: typical invoices, not large ones
 
 
 def _add_usage(insert):  # the dialect's insert construct and its statement
@@ -103,6 +110,18 @@ def _add_space(uow: UnitOfWork) -> None:
     uow.stored_bytes = {}
 
 
+def discard(uow: UnitOfWork, blob: Blob) -> None:
+    """Take back a file that `store` stored in this transaction and nothing points at (its row
+    and the space it counted): for a caller that learns only from its next insert that the file
+    was not needed (a notification received twice)."""
+    uow.execute(delete(Blob.__table__).where(Blob.__table__.c.id == blob.id))
+    if blob.account_id is not None:
+        if uow.in_nested_transaction():  # as `store` counted it
+            _add_usage_now(uow, blob.account_id, -blob.size)
+        else:
+            uow.stored_bytes[blob.account_id] -= blob.size
+
+
 def rename(uow: UnitOfWork, blob_id: int, name: str) -> None:
     """Give a stored file the name known only after its owner row exists (the Blob that `store`
     returned is not in the session: changing it writes nothing)."""
@@ -114,11 +133,19 @@ def content(uow: UnitOfWork, blob_id: int) -> bytes:
     that hands it the file read the same one). KeyError if there is no such file."""
     contents = uow.fact(_CONTENTS)
     if blob_id not in contents:
-        data = uow.scalar(_CONTENT, {"id": blob_id})
+        data = uow.fact(_AHEAD).pop(blob_id, None) or uow.scalar(_CONTENT, {"id": blob_id})
         if data is None:
             raise KeyError(f"no stored file {blob_id}")
         contents[blob_id] = data
     return contents[blob_id]
+
+
+def read_ahead(uow: UnitOfWork, blob_ids: list[int]) -> None:
+    """Read the files of a batch's jobs in one statement (those up to READ_AHEAD_MAX_SIZE; larger
+    ones are read by their job): `content` then needs no query for them."""
+    if blob_ids:
+        rows = uow.execute(_READ_AHEAD, {"ids": blob_ids, "max_size": READ_AHEAD_MAX_SIZE})
+        uow.fact(_AHEAD).update((blob_id, data) for blob_id, data in rows)
 
 
 def used_bytes(uow: UnitOfWork, account_id: int) -> int:

@@ -42,11 +42,16 @@ def _error(code: str, detail: str | None = None) -> dict[str, str]:
 def process_invoice(session: UnitOfWork, invoice_id: int, clock: Clock) -> None:
     """Run the asynchronous checks of one accepted invoice and move it to state 2 or 3."""
     invoice = InvoiceRepository(session).get_for_update(invoice_id)
-    if invoice is None or invoice.state != InvoiceState.PRESA_IN_CARICO or invoice.handed_over_at:
+    if invoice is None or not to_process(invoice):
         return  # already processed (or handed to the channel): a duplicate wake-up changes nothing
     # Nothing read below depends on the invoice's pending changes: they go in one UPDATE at the end.
     with session.no_autoflush:
         _process(session, invoice, clock)
+
+
+def to_process(invoice: Invoice) -> bool:
+    """Still in state 1 and not handed to the channel."""
+    return invoice.state == InvoiceState.PRESA_IN_CARICO and not invoice.handed_over_at
 
 
 def _process(session: UnitOfWork, invoice: Invoice, clock: Clock) -> None:

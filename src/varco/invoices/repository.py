@@ -12,7 +12,7 @@ from sqlalchemy.orm import lazyload
 
 from varco import fatturapa
 from varco.core import blobs
-from varco.core.db import append_row, get_for_update, lock_many, locked_rows
+from varco.core.db import append_row, detached_row, get_for_update, lock_many, locked_rows
 from varco.core.dialects import per_dialect
 from varco.core.uow import UnitOfWork
 from varco.invoices.models import (
@@ -36,7 +36,14 @@ _INSERT_TRANSITION = per_dialect(
 )
 _INSERT_BODIES = insert(InvoiceBody.__table__)
 _NO_BODIES = lazyload(Invoice.bodies)  # a loader option, built once (building one costs more than using it)
-_HAS_NOTIFICATION = select(Notification.id).where(Notification.filename == bindparam("filename"))
+# A notification's file name is its idempotency key: a message received twice is not stored twice.
+_NEW_NOTIFICATION = per_dialect(
+    lambda insert: (
+        insert(Notification.__table__)
+        .on_conflict_do_nothing(index_elements=["filename"])
+        .returning(Notification.__table__.c.id)
+    )
+)
 
 # Built once: every upload runs it, and building a five-term query costs more than running it.
 # On the table's columns, not the mapped attributes: a Core select runs in half the time of an
@@ -142,9 +149,11 @@ class InvoiceRepository:
         # Bodies are not reloaded (a transition never reads them; they load on access).
         return get_for_update(self.session, Invoice, invoice_id, _NO_BODIES)
 
-    def lock(self, invoice_ids: list[int]) -> None:
+    def lock(self, invoice_ids: list[int]) -> list[Invoice]:
         """Lock these invoices in one statement: `get_for_update` then reads them with no query."""
         lock_many(self.session, Invoice, invoice_ids, _NO_BODIES)
+        locked = locked_rows(self.session, Invoice)
+        return [locked[invoice_id] for invoice_id in invoice_ids if invoice_id in locked]
 
     def has_transition(self, invoice_id: int, key: str) -> bool:
         query = select(InvoiceTransition.id).where(
@@ -156,8 +165,10 @@ class InvoiceRepository:
         """The history row, unless its (invoice_id, key) exists: True if inserted (one statement)."""
         return self.session.execute(_INSERT_TRANSITION(self.session), values).first() is not None
 
-    def has_notification(self, filename: str) -> bool:
-        return self.session.scalar(_HAS_NOTIFICATION, {"filename": filename}) is not None
+    def add_notification(self, values: dict[str, Any]) -> Notification | None:
+        """The notification's row, unless its file name is taken (None): one statement."""
+        row_id = self.session.connection().execute(_NEW_NOTIFICATION(self.session), values).scalar()
+        return None if row_id is None else detached_row(Notification, values, row_id)
 
     def transitions(self, invoice_id: int) -> list[InvoiceTransition]:
         query = select(InvoiceTransition).where(InvoiceTransition.invoice_id == invoice_id)

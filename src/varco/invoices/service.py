@@ -363,10 +363,10 @@ def add_notification(
     number: str | None = None,
     notification_date: datetime | None = None,
 ) -> Notification | None:
-    """Store an SDI message for an invoice; a file name seen before is a duplicate: None."""
-    repo = InvoiceRepository(session)
-    if repo.has_notification(filename):
-        return None
+    """Store an SDI message for an invoice; a file name seen before is a duplicate: None.
+
+    The message is stored first and its row inserted unless the name is taken, rather than asked
+    about first: one statement fewer for every message, a file deleted again for a duplicate."""
     now = clock.now()
     blob = blobs.store(session, filename, content, invoice.account_id, now)
     values = {
@@ -379,7 +379,10 @@ def add_notification(
         "notification_date": notification_date or now,
         "created_at": now,
     }
-    return append_row(session, Notification, values)
+    notification = InvoiceRepository(session).add_notification(values)
+    if notification is None:
+        blobs.discard(session, blob)
+    return notification
 
 
 def safe_apply(

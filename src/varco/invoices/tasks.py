@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import or_, select
 
-from varco.core import idempotency, jobs
+from varco.core import blobs, idempotency, jobs
 from varco.core.clock import Clock, current_clock
 from varco.core.db import unit_of_work
 from varco.core.models import JobRow
@@ -34,8 +34,11 @@ def process(uow: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
 
 
 def lock_invoices(uow: UnitOfWork, batch: list[dict[str, Any]]) -> None:
-    """A batch of stages locks its invoices in one statement (each stage then reads its own)."""
-    InvoiceRepository(uow).lock([int(args["invoice_id"]) for args in batch])
+    """A batch of stages locks its invoices in one statement (each stage then reads its own), and
+    reads the files of those still to process in another."""
+    ids = [int(args["invoice_id"]) for args in batch]
+    locked = InvoiceRepository(uow).lock(ids)
+    blobs.read_ahead(uow, [invoice.blob_id for invoice in locked if processing.to_process(invoice)])
 
 
 def _process_keys(invoice_id: int):  # a SQL condition

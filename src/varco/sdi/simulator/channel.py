@@ -13,8 +13,6 @@ from varco.sdi.models import EsitoCommittente, SimFile
 from varco.sdi.simulator import comfin, engine, files, outcomes
 
 _FILE_OF_INVOICE = select(SimFile).where(SimFile.invoice_id == bindparam("invoice_id"))  # built once
-# Whether one exists: almost never (a first send), and then no object need be loaded.
-_HAS_FILE = select(SimFile.id).where(SimFile.invoice_id == bindparam("invoice_id")).limit(1)
 
 
 class SimulatorChannel:
@@ -22,10 +20,10 @@ class SimulatorChannel:
         """SdIRiceviFile: the IdentificativoSdI at once; checks and outcomes follow from a job."""
         if invoice.sdi_id:
             return invoice.sdi_id
-        sent = session.execute(_HAS_FILE, {"invoice_id": invoice.id}).first() is not None
-        file = session.scalar(_FILE_OF_INVOICE, {"invoice_id": invoice.id}) if sent else None
-        if file is None:
-            file = engine.submit(session, invoice, content, clock)
+        file = engine.submit(session, invoice, content, clock)
+        if file is None:  # taken before (files.new_file): the SDI answers with that file's id
+            file = session.scalar(_FILE_OF_INVOICE, {"invoice_id": invoice.id})
+        else:
             metrics.count_on_commit(session, metrics.SDI_CALLS, "simulator", "RiceviFile", "accepted")
         invoice.sdi_id = files.sdi_id(file)
         invoice.sdi_received_at = invoice.sdi_received_at or file.received_at

@@ -38,22 +38,24 @@ _PRIVATE = {"NE-EC01": "RC", "NE-EC02": "RC", "DT": "RC", "AT": "MC"}
 _PA = {"RC": "NE-EC01"}
 
 
-def submit(session: UnitOfWork, invoice: Invoice, content: bytes, clock: Clock) -> SimFile:
-    """Take in a file sent by varco and schedule its check."""
-    same_bytes = sha256(content).hexdigest() == invoice.content_sha256
+def submit(session: UnitOfWork, invoice: Invoice, content: bytes, clock: Clock) -> SimFile | None:
+    """Take in a file sent by varco and schedule its check; None if the invoice has a file already."""
+    digest = sha256(content).hexdigest()
+    same_bytes = digest == invoice.content_sha256
     blob_id = invoice.blob_id if same_bytes else _store(session, invoice.filename, content, clock)
-    file = files.new_file(
+    file = files.file_of_invoice(
         session,
-        origin="varco",
-        filename=invoice.filename,
-        content=content,
-        clock=clock,
-        invoice_id=invoice.id,
+        invoice.id,
+        invoice.filename,
+        content,
+        clock,
         blob_id=blob_id,
         codice_destinatario=invoice.codice_destinatario,
         format_=invoice.format,
-        next_step="check",  # due at once; set before the insert (one UPDATE fewer)
+        sha256=digest,
     )
+    if file is None:
+        return None
     # A worker's service stage runs the check (and an immediate outcome) in its own transaction.
     jobs.follow_on(session, PROCESS, key=_job_key(file), clock=clock, file_id=file.id)
     return file
@@ -108,8 +110,8 @@ def _check(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> No
     scenario = scenarios.resolve(session, file.filename, file.codice_destinatario)
     errors = files.sdi_errors(report)
     errors += files.sdi_control_errors(session, file, report, bool(errors), at)
-    if not errors:
-        files.register_invoices(session, file, report)
+    if errors:  # refused: the invoices its controls entered in the register are not taken
+        files.Register.take_back(session, file)
     if not errors and scenario.outcome == "NS":
         errors = [
             {

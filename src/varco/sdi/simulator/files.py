@@ -8,13 +8,14 @@ from datetime import datetime
 from typing import Any
 
 from lxml import etree
-from sqlalchemy import bindparam, insert, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import make_transient_to_detached
 
 from varco import fatturapa
 from varco.core import blobs, db
 from varco.core.clock import Clock
-from varco.core.db import append_row, locked_rows
+from varco.core.db import append_row, detached_row, locked_rows
+from varco.core.dialects import per_dialect
 from varco.core.numbers import is_id
 from varco.core.uow import UnitOfWork
 from varco.fatturapa import sdi_controls
@@ -47,6 +48,14 @@ def by_filename(session: UnitOfWork, filename: str, origin: str) -> SimFile | No
     return session.scalar(query.limit(1))
 
 
+_FILES = SimFile.__table__
+# A file that varco sends: one per invoice (invoice_id is unique). A second one for the same
+# invoice is not inserted (see `new_file`), in the statement that inserts the first.
+_INSERT_FOR_INVOICE = per_dialect(
+    lambda insert: insert(_FILES).on_conflict_do_nothing(index_elements=["invoice_id"]).returning(_FILES.c.id)
+)
+
+
 def new_file(
     session: UnitOfWork,
     *,
@@ -54,24 +63,50 @@ def new_file(
     filename: str,
     content: bytes,
     clock: Clock,
-    invoice_id: int | None = None,
     blob_id: int | None = None,
     codice_destinatario: str | None = None,
     format_: str | None = None,
     next_step: str | None = None,
 ) -> SimFile:
-    now = sim_clock.sim_now(session, clock)
-    values = {
+    """A new file in the session, from a sender other than varco."""
+    values = _values(session, origin, filename, content, clock, None, blob_id, codice_destinatario, format_)
+    return _joined(session, append_row(session, SimFile, _with_step(values, next_step)))
+
+
+def file_of_invoice(
+    session: UnitOfWork, invoice_id: int, filename: str, content: bytes, clock: Clock, **fields: Any
+) -> SimFile | None:
+    """A new file sent by varco for an invoice, its check due at once; None when the invoice has one
+    already: varco sent it before (a sender's file and the invoice's IdentificativoSdI commit
+    together, so this is a safeguard, which costs no query of its own)."""
+    values = _values(session, "varco", filename, content, clock, invoice_id, **fields)
+    file_id = session.connection().execute(_INSERT_FOR_INVOICE(session), _with_step(values, "check")).scalar()
+    return None if file_id is None else _joined(session, detached_row(SimFile, values, file_id))
+
+
+def _values(
+    session: UnitOfWork,
+    origin: str,
+    filename: str,
+    content: bytes,
+    clock: Clock,
+    invoice_id: int | None,
+    blob_id: int | None = None,
+    codice_destinatario: str | None = None,
+    format_: str | None = None,
+    sha256: str | None = None,  # the content's, when the caller has it
+) -> dict[str, Any]:
+    return {
         "origin": origin,
         "invoice_id": invoice_id,
         "filename": filename,
         "format": format_,
         "codice_destinatario": codice_destinatario,
         "blob_id": blob_id,
-        "sha256": hashlib.sha256(content).hexdigest(),
-        "received_at": now,
-        "next_step": next_step,
-        "due_at": now if next_step else None,
+        "sha256": sha256 or hashlib.sha256(content).hexdigest(),
+        "received_at": sim_clock.sim_now(session, clock),
+        "next_step": None,
+        "due_at": None,
         "outcome": None,
         "delay_seconds": 0,
         "errors": [],
@@ -82,9 +117,18 @@ def new_file(
         "esito": None,
         "finished_at": None,
     }
-    # A Core insert (no ORM flush), then the row joins the session as loaded: its steps change it
-    # through the ORM like any file read from the database.
-    file = append_row(session, SimFile, values)
+
+
+def _with_step(values: dict[str, Any], next_step: str | None) -> dict[str, Any]:
+    """The first step, due at once: set before the insert (one UPDATE fewer)."""
+    if next_step is not None:
+        values.update(next_step=next_step, due_at=values["received_at"])
+    return values
+
+
+def _joined(session: UnitOfWork, file: SimFile) -> SimFile:
+    """A file inserted with a Core statement (no ORM flush) joins the session as loaded: its steps
+    change it through the ORM like any file read from the database."""
     make_transient_to_detached(file)
     session.add(file)
     locked_rows(session, SimFile)[file.id] = file  # ours until commit: current
@@ -124,12 +168,14 @@ def sdi_control_errors(
 ) -> list[dict[str, str]]:
     """The Exchange System's own controls (fatturapa.sdi_controls), as NS ListaErrori entries.
     00001/00002 look at names the SDI took over SOAP or from varco (an injected file is named by
-    whoever injects it); 00404 at the register of invoices this SDI took (`register_invoices`)."""
+    whoever injects it); 00404 at the register of invoices this SDI took, where the file's own
+    invoices are entered as they are looked up (`Register`): the caller keeps them only if the
+    file is taken."""
     named = file.origin in ("varco", "soap")
     facts = sdi_controls.SdiFacts(
         filename=file.filename if named else None,
         file_name_seen=(lambda _name: earlier_with_name(session, file)) if file.origin == "soap" else None,
-        invoice_seen=lambda key: _taken_before(session, key, file),
+        invoice_seen=Register(session, file).enter,
     )
     findings = sdi_controls.check_sdi(report, facts, receipt_day(at))
     if contract_errors:  # the contract's 0092 are already there as 00200
@@ -138,48 +184,51 @@ def sdi_control_errors(
 
 
 # Core statements built once: every file the SDI checks runs them (the register is only ever
-# written by register_invoices, with the insert below: no ORM object of it to flush first).
+# written here: no ORM object of it to flush first).
 _KEYS = SimInvoiceKey.__table__
-_TAKEN_BEFORE = (
-    select(_KEYS.c.id)
-    .where(
-        _KEYS.c.supplier == bindparam("supplier"),
-        _KEYS.c.document_type == bindparam("document_type"),
-        _KEYS.c.number == bindparam("number"),
-        _KEYS.c.invoice_date == bindparam("invoice_date"),
-        _KEYS.c.file_id != bindparam("file_id"),
+_ENTER = per_dialect(
+    lambda insert: (
+        insert(_KEYS)
+        .on_conflict_do_nothing(index_elements=["supplier", "document_type", "number", "invoice_date"])
+        .returning(_KEYS.c.id)
     )
-    .limit(1)
 )
-_REGISTER = insert(_KEYS)
+_ENTERED_BY = select(_KEYS.c.file_id).where(
+    _KEYS.c.supplier == bindparam("supplier"),
+    _KEYS.c.document_type == bindparam("document_type"),
+    _KEYS.c.number == bindparam("number"),
+    _KEYS.c.invoice_date == bindparam("invoice_date"),
+)
+_TAKEN_BACK = delete(_KEYS).where(_KEYS.c.file_id == bindparam("file_id"))
 
 
-def _taken_before(session: UnitOfWork, key: sdi_controls.InvoiceKey, file: SimFile) -> bool:
-    values = {
-        "supplier": key.supplier,
-        "document_type": key.document_type,
-        "number": key.number,
-        "invoice_date": key.date,
-        "file_id": file.id,
-    }
-    return session.connection().execute(_TAKEN_BEFORE, values).first() is not None
+class Register:
+    """The register of invoices the SDI took (00404), entered as the control looks each invoice up:
+    one statement per invoice, which inserts it unless it is there. Two files with the same invoice
+    checked at once: on PostgreSQL the second insert waits for the first file's transaction and then
+    finds its invoice (00404); on SQLite writers take turns."""
 
+    def __init__(self, session: UnitOfWork, file: SimFile) -> None:
+        self.session, self.file = session, file
 
-def register_invoices(session: UnitOfWork, file: SimFile, report: fatturapa.Report) -> None:
-    """The invoices of a file the SDI took. Two files with the same invoice checked at once: the
-    unique key refuses the second insert, its job is retried and then finds the first (00404)."""
-    rows = [
-        {
+    def enter(self, key: sdi_controls.InvoiceKey) -> bool:
+        """Whether another file entered the invoice before (00404); if not, it is now this file's.
+        (A batch's second body with the same key is 00409's, not 00404.)"""
+        row = {
             "supplier": key.supplier[:32],
             "document_type": key.document_type,
             "number": key.number,
             "invoice_date": key.date,
-            "file_id": file.id,
         }
-        for key in sdi_controls.keys_of(report)
-    ]
-    if rows:
-        session.connection().execute(_REGISTER, rows)
+        connection = self.session.connection()
+        if connection.execute(_ENTER(self.session), {**row, "file_id": self.file.id}).first() is not None:
+            return False
+        return connection.execute(_ENTERED_BY, row).scalar() != self.file.id
+
+    @staticmethod
+    def take_back(session: UnitOfWork, file: SimFile) -> None:
+        """The file is refused: its invoices were not taken (a corrected copy may come)."""
+        session.connection().execute(_TAKEN_BACK, {"file_id": file.id})
 
 
 def facts(report: fatturapa.Report) -> dict[str, Any]:
