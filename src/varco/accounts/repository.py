@@ -17,7 +17,7 @@ _GRAPH_LOCK_KEY = 0x7661_7263_6F64  # "varcod"
 # (usually already in the session: no query).
 # A Core select on the tables' columns: half the cost of an ORM-enabled one.
 _ACCOUNTS, _DELEGATIONS = Account.__table__.c, Delegation.__table__.c
-_ACTIVE_DELEGATE = (
+ACTIVE_DELEGATE = (
     select(_ACCOUNTS.id)
     .join_from(Delegation.__table__, Account.__table__, _DELEGATIONS.delegate_id == _ACCOUNTS.id)
     .where(
@@ -80,7 +80,7 @@ class AccountRepository:
     def active_delegate_of(self, delegator_id: int) -> Account | None:
         """The Premium account this one has an ACTIVE delegation to (the contract allows one)."""
         self.session.flush()  # a Core select: no autoflush of its own
-        delegate_id = self.session.scalar(_ACTIVE_DELEGATE, {"delegator_id": delegator_id})
+        delegate_id = self.session.scalar(ACTIVE_DELEGATE, {"delegator_id": delegator_id})
         return None if delegate_id is None else self.session.get(Account, delegate_id)
 
     def assignor_by_vat(self, delegate_id: int, country: str, vat: str) -> tuple[Account, str] | None:

@@ -214,6 +214,12 @@ def paying_account(session: UnitOfWork, account: Account) -> Account:
     return current
 
 
+def pays_for_itself(session: UnitOfWork, account: Account) -> None:
+    """The caller found that `account` has no ACTIVE delegation (it asked in a statement of its
+    own): `paying_account` answers it for the rest of the transaction without a query."""
+    session.fact(_PAYERS)[account.id] = account
+
+
 def visible_account_ids(session: UnitOfWork, caller: Account) -> list[int]:
     """Tenancy: the taxpayers whose data the caller may see — its own and those that delegated it (ACTIVE)."""
     return [caller.id, *AccountRepository(session).active_delegator_ids(caller.id)]

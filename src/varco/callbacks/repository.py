@@ -18,22 +18,25 @@ PENDING = DeliveryStatus.PENDING.value
 # Run for every event (each upload, each SDI notification): built once, bound per call.
 # On the tables' columns: a Core select costs half an ORM-enabled one.
 _ENDPOINTS, _DELEGATIONS = CallbackEndpoint.__table__.c, Delegation.__table__.c
-_RECEIVERS_OF = (
-    select(_ENDPOINTS.id, _ENDPOINTS.event_types)
-    .where(
-        _ENDPOINTS.status == EndpointStatus.ACTIVE,
-        or_(
-            _ENDPOINTS.account_id == bindparam("account_id"),
-            _ENDPOINTS.account_id.in_(
-                select(_DELEGATIONS.delegate_id).where(
-                    _DELEGATIONS.delegator_id == bindparam("account_id"),
-                    _DELEGATIONS.status == DelegationStatus.ACTIVE,
-                )
-            ),
+_RECEIVES_FROM_ACCOUNT = (
+    _ENDPOINTS.status == EndpointStatus.ACTIVE,
+    or_(
+        _ENDPOINTS.account_id == bindparam("account_id"),
+        _ENDPOINTS.account_id.in_(
+            select(_DELEGATIONS.delegate_id).where(
+                _DELEGATIONS.delegator_id == bindparam("account_id"),
+                _DELEGATIONS.status == DelegationStatus.ACTIVE,
+            )
         ),
-    )
-    .order_by(_ENDPOINTS.id)
+    ),
 )
+_RECEIVERS_OF = (
+    select(_ENDPOINTS.id, _ENDPOINTS.event_types).where(*_RECEIVES_FROM_ACCOUNT).order_by(_ENDPOINTS.id)
+)
+# Whether :account_id's events have a receiver at all, as a column of a caller's own statement (an
+# upload reads it with its duplicate check): most accounts have none, and `no_receivers` then
+# spares the event the upload records its query.
+ANY_RECEIVER = select(_ENDPOINTS.id).where(*_RECEIVES_FROM_ACCOUNT).exists()
 
 
 # receivers_of by account id, read again when what decides them changes: endpoints, delegations
@@ -82,6 +85,10 @@ class CallbackRepository:
         if account_id not in cached:
             cached[account_id] = list(self.session.execute(_RECEIVERS_OF, {"account_id": account_id}))
         return cached[account_id]
+
+    def no_receivers(self, account_id: int) -> None:
+        """The caller found that the account's events have no receiver (`ANY_RECEIVER`)."""
+        self.session.fact(_RECEIVERS)[account_id] = []
 
     # deliveries
 

@@ -11,6 +11,7 @@ from sqlalchemy import Select, bindparam, func, insert, select
 from sqlalchemy.orm import lazyload
 
 from varco import fatturapa
+from varco.callbacks.repository import ANY_RECEIVER, CallbackRepository
 from varco.core import blobs
 from varco.core.db import append_row, detached_row, get_for_update, lock_many, locked_rows
 from varco.core.dialects import per_dialect
@@ -63,10 +64,12 @@ _SAME_CONTENT_IN_PROCESS = (
     )
     .limit(1)
 )
-# With the account's stored bytes (§7.2 0097, checked next): one round trip for both.
+# With the account's stored bytes (§7.2 0097, checked next) and whether its events have callback
+# receivers (the upload records one): one round trip for all three.
 _SAME_CONTENT_AND_STORED = select(
     _SAME_CONTENT_IN_PROCESS.scalar_subquery().label("same_content"),
     blobs.STORED_BYTES.label("stored_bytes"),
+    ANY_RECEIVER.label("any_receiver"),
 )
 
 
@@ -212,10 +215,13 @@ class InvoiceRepository:
         self, account_id: int, sha256: str, since: datetime
     ) -> tuple[int | None, int]:
         """§7.2 0034: the same content sent recently and still awaiting processing (its id), and
-        the bytes the account uses (`core.blobs.used_bytes`, read in the same statement)."""
+        the bytes the account uses (`core.blobs.used_bytes`, read in the same statement). An
+        account whose events have no callback receiver is remembered as such for the transaction."""
         params = {"account_id": account_id, "sha256": sha256, "since": since}
         self.session.flush()  # a Core select: no autoflush of its own
-        same, stored = self.session.connection().execute(_SAME_CONTENT_AND_STORED, params).one()
+        same, stored, any_receiver = self.session.connection().execute(_SAME_CONTENT_AND_STORED, params).one()
+        if not any_receiver:
+            CallbackRepository(self.session).no_receivers(account_id)
         return same, blobs.used_bytes_with(self.session, account_id, stored)
 
     def find(

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import bindparam, select
 
+from varco.accounts import service as accounts
 from varco.accounts.models import Account
+from varco.accounts.repository import ACTIVE_DELEGATE
 from varco.audit import service as audit
 from varco.core.clock import Clock, current_clock
 from varco.core.errors import BadRequest
@@ -79,6 +82,11 @@ _LOCK_AND_USED = select(
 )
 
 
+# A transmission's check when the caller may pay for itself: whether it delegates a Premium
+# (§8.5), with its own lock and count, which are all that is needed when it does not.
+_DELEGATE_LOCK_AND_USED = _LOCK_AND_USED.add_columns(ACTIVE_DELEGATE.scalar_subquery().label("delegate_id"))
+
+
 def active_lock(session: UnitOfWork, account_id: int, year: int) -> AnnualLock | None:
     return session.scalars(_ACTIVE_LOCK, {"account_id": account_id, "year": year}).first()
 
@@ -139,6 +147,28 @@ def refuse_if_locked(session: UnitOfWork, payer: Account, settings: Settings, cl
     now = clock.now()
     session.flush()  # a Core select: no autoflush of its own
     figures = session.execute(_LOCK_AND_USED, {"account_id": payer.id, "year": now.year}).one()
+    _refuse_if_locked(session, payer, figures, settings, now)
+
+
+def refuse_transmission_if_locked(
+    session: UnitOfWork, account: Account, settings: Settings, clock: Clock
+) -> None:
+    """`refuse_if_locked` for the paying account of `account` (§8.5): one statement when it pays
+    for itself (no ACTIVE delegation), the usual case."""
+    now = clock.now()
+    session.flush()  # a Core select: no autoflush of its own
+    params = {"account_id": account.id, "delegator_id": account.id, "year": now.year}
+    figures = session.execute(_DELEGATE_LOCK_AND_USED, params).one()
+    if figures.delegate_id is not None:
+        refuse_if_locked(session, accounts.paying_account(session, account), settings, clock)
+        return
+    accounts.pays_for_itself(session, account)  # its charge asks again
+    _refuse_if_locked(session, account, figures, settings, now)
+
+
+def _refuse_if_locked(
+    session: UnitOfWork, payer: Account, figures: Any, settings: Settings, now: datetime
+) -> None:
     locked_at_limit = figures.lock_limit
     limit = locked_at_limit if locked_at_limit is not None else annual_limit(settings, payer.tier)
     if locked_at_limit is None:

@@ -7,7 +7,6 @@ import re
 
 from fastapi import Request
 
-from varco.accounts import service as accounts
 from varco.accounts.models import Account
 from varco.core.clock import Clock
 from varco.core.uow import UnitOfWork
@@ -42,8 +41,7 @@ def guard(request: Request, session: UnitOfWork, account: Account, clock: Clock)
                 limit="tier",
             )
     if request.scope["method"] == "POST" and TRANSMISSIONS.fullmatch(path):
-        payer_account = accounts.paying_account(session, account)  # afresh: the annual limit is money
-        annual.refuse_if_locked(session, payer_account, settings, clock)
+        annual.refuse_transmission_if_locked(session, account, settings, clock)  # afresh: it is money
 
 
 def _bucket(tier: int, settings: Settings, clock: Clock) -> tuple[int, int, int]:
