@@ -50,7 +50,7 @@ def by_filename(session: UnitOfWork, filename: str, origin: str) -> SimFile | No
 
 _FILES = SimFile.__table__
 # A file that varco sends: one per invoice (invoice_id is unique). A second one for the same
-# invoice is not inserted (see `new_file`), in the statement that inserts the first.
+# invoice is not inserted (see `file_of_invoice`), in the statement that inserts the first.
 _INSERT_FOR_INVOICE = per_dialect(
     lambda insert: insert(_FILES).on_conflict_do_nothing(index_elements=["invoice_id"]).returning(_FILES.c.id)
 )
