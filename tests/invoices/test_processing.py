@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 
 from tests.factories import make_account, make_basic, sign_in
 from tests.invoices.support import SUPPLIER_VAT, invoice_xml
@@ -154,7 +154,7 @@ def test_a_worker_runs_the_simulated_sdi_in_the_same_job(client, queue):
 
     account = make_account(vat_code=SUPPLIER_VAT)
     upload(client, sign_in(client, account.username), invoice_xml())
-    assert queue.drain() == 1
+    queue.drain()
     invoice = only_invoice(account.id)
     assert invoice.state == InvoiceState.CONSEGNATA and invoice.delivered_at is not None
     with unit_of_work() as session:
@@ -169,9 +169,14 @@ def test_a_worker_runs_the_simulated_sdi_in_the_same_job(client, queue):
         simulator_jobs = session.scalars(
             select(JobRow.key).where(JobRow.key.like(f"sdi.sim:{file_id}:%"))
         ).all()
+        # Counted in the database, not as queue messages: a wake-up left over from an earlier test
+        # of this process may land in the queue too (it finds nothing to do).
+        mine = or_(JobRow.key == f"process:{invoice.id}", JobRow.key.like(f"process:{invoice.id}:%"))
+        ran = session.scalars(select(JobRow.key).where(mine)).all()
     assert history(invoice.id) == [1, 3, 7]
     assert statuses == [3, 7]
     assert simulator_jobs == []  # no job row: the follow-on ran in the stage's job
+    assert ran == [f"process:{invoice.id}"]  # one job, one commit
 
 
 def test_skip_extra_schema_sends_a_file_the_service_would_refuse(client, queue):
