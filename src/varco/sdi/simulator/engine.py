@@ -109,9 +109,10 @@ def _check(session: UnitOfWork, file: SimFile, at: datetime, clock: Clock) -> No
         file.codice_destinatario = report.summary.codice_destinatario
     scenario = scenarios.resolve(session, file.filename, file.codice_destinatario)
     errors = files.sdi_errors(report)
-    errors += files.sdi_control_errors(session, file, report, bool(errors), at)
+    register = files.Register(session, file)
+    errors += files.sdi_control_errors(session, file, report, bool(errors), at, register)
     if errors:  # refused: the invoices its controls entered in the register are not taken
-        files.Register.take_back(session, file)
+        register.take_back()
     if not errors and scenario.outcome == "NS":
         errors = [
             {

@@ -164,18 +164,23 @@ def sdi_errors(report: fatturapa.Report) -> list[dict[str, str]]:
 
 
 def sdi_control_errors(
-    session: UnitOfWork, file: SimFile, report: fatturapa.Report, contract_errors: bool, at: datetime
+    session: UnitOfWork,
+    file: SimFile,
+    report: fatturapa.Report,
+    contract_errors: bool,
+    at: datetime,
+    register: Register,
 ) -> list[dict[str, str]]:
     """The Exchange System's own controls (fatturapa.sdi_controls), as NS ListaErrori entries.
     00001/00002 look at names the SDI took over SOAP or from varco (an injected file is named by
     whoever injects it); 00404 at the register of invoices this SDI took, where the file's own
-    invoices are entered as they are looked up (`Register`): the caller keeps them only if the
-    file is taken."""
+    invoices are entered as they are looked up (`register`): the caller takes them back if the
+    file is refused."""
     named = file.origin in ("varco", "soap")
     facts = sdi_controls.SdiFacts(
         filename=file.filename if named else None,
         file_name_seen=(lambda _name: earlier_with_name(session, file)) if file.origin == "soap" else None,
-        invoice_seen=Register(session, file).enter,
+        invoice_seen=register.enter,
     )
     findings = sdi_controls.check_sdi(report, facts, receipt_day(at))
     if contract_errors:  # the contract's 0092 are already there as 00200
@@ -199,7 +204,14 @@ _ENTERED_BY = select(_KEYS.c.file_id).where(
     _KEYS.c.number == bindparam("number"),
     _KEYS.c.invoice_date == bindparam("invoice_date"),
 )
-_TAKEN_BACK = delete(_KEYS).where(_KEYS.c.file_id == bindparam("file_id"))
+# By the unique key (its index), one row per invoice entered: the register has no index on file_id.
+_TAKEN_BACK = delete(_KEYS).where(
+    _KEYS.c.supplier == bindparam("supplier"),
+    _KEYS.c.document_type == bindparam("document_type"),
+    _KEYS.c.number == bindparam("number"),
+    _KEYS.c.invoice_date == bindparam("invoice_date"),
+    _KEYS.c.file_id == bindparam("file_id"),
+)
 
 
 class Register:
@@ -210,6 +222,7 @@ class Register:
 
     def __init__(self, session: UnitOfWork, file: SimFile) -> None:
         self.session, self.file = session, file
+        self.entered: list[dict[str, Any]] = []  # the rows this file inserted
 
     def enter(self, key: sdi_controls.InvoiceKey) -> bool:
         """Whether another file entered the invoice before (00404); if not, it is now this file's.
@@ -221,14 +234,17 @@ class Register:
             "invoice_date": key.date,
         }
         connection = self.session.connection()
-        if connection.execute(_ENTER(self.session), {**row, "file_id": self.file.id}).first() is not None:
+        mine = {**row, "file_id": self.file.id}
+        if connection.execute(_ENTER(self.session), mine).first() is not None:
+            self.entered.append(mine)
             return False
         return connection.execute(_ENTERED_BY, row).scalar() != self.file.id
 
-    @staticmethod
-    def take_back(session: UnitOfWork, file: SimFile) -> None:
+    def take_back(self) -> None:
         """The file is refused: its invoices were not taken (a corrected copy may come)."""
-        session.connection().execute(_TAKEN_BACK, {"file_id": file.id})
+        if self.entered:
+            self.session.connection().execute(_TAKEN_BACK, self.entered)
+            self.entered = []
 
 
 def facts(report: fatturapa.Report) -> dict[str, Any]:
