@@ -49,11 +49,11 @@ def create(
         raise ComfinRefused("AR03", f"the files name several declarants ({', '.join(sorted(declarants))})")
     tax_code = declarants.pop()
     owner = _declarant(session, caller, tax_code)
-    payer = accounts.paying_account(session, caller)
     try:  # §8.4 (the v2 path was already checked by the limits guard; v1 authenticates in the body)
-        annual.refuse_if_locked(session, payer, settings, clock)
+        annual.refuse_transmission_if_locked(session, caller, settings, clock)
     except LimitError as exc:
         raise ComfinRefused("AR10", str(exc), headers=exc.headers) from None
+    payer = accounts.paying_account(session, caller)  # known now: no query
     now = clock.now()
     blob = blobs.store(session, f"comfin-{kind}.bin", data.content, owner.id, now)
     request = ComfinRequest(

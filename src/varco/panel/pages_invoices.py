@@ -11,7 +11,6 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
 from varco import fatturapa
-from varco.accounts import service as accounts
 from varco.core import disposition
 from varco.core.bodies import carries_file
 from varco.core.deps import ClockDep, SessionDep, SettingsDep
@@ -256,9 +255,8 @@ def upload(
     dry_run = action != "send"
     outcome: dict[str, object] = {"dry_run": dry_run, "name": name, "findings": []}
     try:
-        payer = accounts.paying_account(session, current.account)
         if not dry_run:
-            annual.refuse_if_locked(session, payer, settings, clock)  # §8.4 as the API
+            annual.refuse_transmission_if_locked(session, current.account, settings, clock)  # §8.4 as the API
         accepted = invoices.accept_upload(
             session,
             current.account,

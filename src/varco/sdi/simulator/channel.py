@@ -21,7 +21,7 @@ class SimulatorChannel:
         if invoice.sdi_id:
             return invoice.sdi_id
         file = engine.submit(session, invoice, content, clock)
-        if file is None:  # taken before (files.new_file): the SDI answers with that file's id
+        if file is None:  # taken before (files.file_of_invoice): the SDI answers with that file's id
             file = session.scalar(_FILE_OF_INVOICE, {"invoice_id": invoice.id})
         else:
             metrics.count_on_commit(session, metrics.SDI_CALLS, "simulator", "RiceviFile", "accepted")

@@ -198,20 +198,15 @@ _ENTER = per_dialect(
         .returning(_KEYS.c.id)
     )
 )
-_ENTERED_BY = select(_KEYS.c.file_id).where(
+_SAME_INVOICE = (  # the register's unique key
     _KEYS.c.supplier == bindparam("supplier"),
     _KEYS.c.document_type == bindparam("document_type"),
     _KEYS.c.number == bindparam("number"),
     _KEYS.c.invoice_date == bindparam("invoice_date"),
 )
+_ENTERED_BY = select(_KEYS.c.file_id).where(*_SAME_INVOICE)
 # By the unique key (its index), one row per invoice entered: the register has no index on file_id.
-_TAKEN_BACK = delete(_KEYS).where(
-    _KEYS.c.supplier == bindparam("supplier"),
-    _KEYS.c.document_type == bindparam("document_type"),
-    _KEYS.c.number == bindparam("number"),
-    _KEYS.c.invoice_date == bindparam("invoice_date"),
-    _KEYS.c.file_id == bindparam("file_id"),
-)
+_TAKEN_BACK = delete(_KEYS).where(*_SAME_INVOICE, _KEYS.c.file_id == bindparam("file_id"))
 
 
 class Register:
