@@ -28,6 +28,7 @@ EXPLODE = Task("tests.explode")
 THEN_FOLLOW_ON = Task("tests.then_follow_on", ("first", "second"))
 FOLLOW_ON = Task("tests.follow_on", ("username",))
 BATCHED = Task("tests.batched", ("username",), batches=True)
+SIGNAL = Task("tests.signal")
 
 
 @pytest.fixture(autouse=True)
@@ -335,3 +336,46 @@ def test_jobs_queued_longer_ago_than_the_wait_run_at_once(db, clock, queue, conf
     started = time.monotonic()
     assert run_job(row.id) == "done"
     assert time.monotonic() - started < 4
+
+
+class _Polls:
+    """huey as one worker thread reads it: tells the test when a read found the queue empty (the
+    thread then sleeps until its next poll)."""
+
+    def __init__(self, huey):
+        self.huey = huey
+        self.empty = threading.Event()
+
+    def __getattr__(self, name):
+        return getattr(self.huey, name)
+
+    def dequeue(self):
+        task = self.huey.dequeue()
+        if task is None:
+            self.empty.set()
+        return task
+
+
+def test_an_idle_worker_runs_a_wake_up_of_its_own_process_at_once(db, clock, queue):
+    """Idle huey threads poll a SQLite queue ever less often (huey's default: up to every 10 s, so
+    an idle `varco serve` took seconds to start an upload's asynchronous stage); a wake-up this
+    process sends rings them awake."""
+    from varco.core.worker import EmbeddedWorker
+
+    ran = threading.Event()
+    jobs.registry().add(SIGNAL, lambda session, args, clock: ran.set())
+    embedded = EmbeddedWorker(queue, workers=1)
+    thread, _ = embedded.consumer.worker_threads[0]
+    thread.huey = polls = _Polls(queue.huey)
+    thread.delay = thread.max_delay = 60  # asleep for a minute once it finds nothing
+    embedded.start()
+    try:
+        assert polls.empty.wait(5)
+        with unit_of_work() as session:
+            row = enqueue(session, SIGNAL)
+        assert ran.wait(5)
+    finally:
+        started = time.monotonic()
+        embedded.stop()
+    assert time.monotonic() - started < 5  # the stop rang it awake too
+    assert _status(row.id) == "done"

@@ -671,6 +671,30 @@ def run_periodic() -> None:
             log.exception("reconciler %s failed", getattr(fn, "__name__", fn))
 
 
+class Doorbell:
+    """Rung each time this process queues a wake-up. huey's workers poll a queue that cannot block
+    (SQLite) with a growing sleep, up to seconds once idle: the worker threads of this process
+    sleep on the bell instead, so a wake-up it sends runs at once (core/worker.py)."""
+
+    def __init__(self) -> None:
+        self._rings = 0
+        self._changed = threading.Condition()
+
+    def rings(self) -> int:
+        """How many times it has rung: what `wait` compares with."""
+        return self._rings
+
+    def ring(self) -> None:
+        with self._changed:
+            self._rings += 1
+            self._changed.notify_all()
+
+    def wait(self, rings: int, timeout: float) -> None:
+        """Until it rings again after `rings` (at once if it has since), or `timeout` seconds."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._rings != rings, timeout)
+
+
 class JobQueue:
     """A huey instance carrying wake-ups: one task, "run this job row". Periodic work is not a
     queued task (a backlog would delay it): core/scheduler.py runs it."""
@@ -678,9 +702,11 @@ class JobQueue:
     def __init__(self, huey: Huey) -> None:
         self.huey = huey
         self._run = huey.task(name="varco.run_job", retries=0)(run_job)
+        self.doorbell = Doorbell()
 
     def send(self, job_id: int) -> None:
         self._run(job_id)
+        self.doorbell.ring()
 
     def queued_job_ids(self) -> set[int]:
         """The job rows whose wake-up is waiting in the queue (not yet taken by a worker)."""

@@ -17,23 +17,30 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from huey import Huey
 from huey.consumer import Consumer, Worker
 
-from varco.core.jobs import JobQueue
+from varco.core.jobs import Doorbell, JobQueue
 from varco.core.scheduler import Scheduler
 
 log = logging.getLogger("varco.worker")
+
+# Longest sleep of an idle worker thread between polls of a queue that cannot block (SQLite): how
+# late a wake-up sent by another process (the CLI, a `serve --no-worker`) may run. This process's
+# own wake-ups ring its doorbell and run at once. huey's default is 10 s.
+_MAX_POLL_DELAY = 1.0
 
 
 class _Worker(Worker):
     """huey's worker, but a wake-up taken after the stop flag was set goes back to the queue instead
     of running (Redis's blocking read returns one up to a second after the signal): a stopping
-    worker takes no new job. It also knows the job it runs, for the shutdown's report."""
+    worker takes no new job. An idle one sleeps on its process's doorbell (see `Doorbell`). It also
+    knows the job it runs, for the shutdown's report."""
 
     running: Any = None  # the huey task being executed
+    doorbell: Doorbell  # set by _Consumer
 
     def loop(self, now: Any = None) -> None:  # huey's Worker.loop, without max_tasks (unused)
+        rings = self.doorbell.rings()  # before reading: a wake-up sent meanwhile ends the sleep
         try:
             task = self.huey.dequeue()
         except Exception:
@@ -42,7 +49,9 @@ class _Worker(Worker):
             return
         if task is None:
             if not self.huey.storage.blocking:
-                self.sleep()
+                self.delay = min(self.delay, self.max_delay)
+                self.doorbell.wait(rings, self.delay)
+                self.delay *= self.backoff
             return
         if self.stop_flag.is_set():
             self.huey.enqueue(task)  # for the next worker to start
@@ -63,11 +72,22 @@ class _Consumer(Consumer):
 
     worker_class = _Worker
 
-    def __init__(self, huey: Huey, on_stop: Callable[[], None], **options: Any) -> None:
+    def __init__(self, queue: JobQueue, on_stop: Callable[[], None], **options: Any) -> None:
         self._on_stop = on_stop
+        self.doorbell = queue.doorbell
         self.since: float | None = None  # time.monotonic() of the stop signal
         self.deadline: float | None = None  # by which the running jobs must end
-        super().__init__(huey, **options)
+        super().__init__(queue.huey, max_delay=_MAX_POLL_DELAY, **options)
+
+    def _create_worker(self) -> _Worker:  # huey's
+        worker = super()._create_worker()
+        worker.doorbell = self.doorbell
+        return worker
+
+    def set_stop_flag(self) -> None:
+        """No new job from now on; idle threads see it at once."""
+        self.stop_flag.set()
+        self.doorbell.ring()
 
     def start_deadline(self, seconds: float) -> None:
         """The running jobs have `seconds` from now; only the first call counts (the signal's)."""
@@ -77,6 +97,7 @@ class _Consumer(Consumer):
 
     def stop(self, graceful: bool = False) -> None:
         self.start_deadline((self.shutdown_timeout or 0) if graceful else 0)
+        self.set_stop_flag()
         self._on_stop()
         log.info(
             "stopping: no new jobs; those running have %.0f s to finish (VARCO_SHUTDOWN_TIMEOUT)",
@@ -114,7 +135,7 @@ class EmbeddedWorker:
     def __init__(self, queue: JobQueue, workers: int = 2, shutdown_timeout: float = 30) -> None:
         self.scheduler = Scheduler()
         self.consumer = _Consumer(
-            queue.huey,
+            queue,
             lambda: self.scheduler.stop(timeout=0),
             workers=workers,
             worker_type="thread",
@@ -132,9 +153,9 @@ class EmbeddedWorker:
 
     def begin_stop(self) -> None:
         """No new job, no new tick, from now on; the deadline starts. Called in uvicorn's signal
-        handler: it only sets flags (no logging, no waiting)."""
+        handler: it only sets flags and rings the doorbell (no logging, no waiting)."""
         self.consumer.start_deadline(self.timeout)
-        self.consumer.stop_flag.set()
+        self.consumer.set_stop_flag()
         self.scheduler.stop(timeout=0)
 
     def stop(self) -> None:
@@ -151,7 +172,7 @@ def run_standalone(queue: JobQueue, workers: int, shutdown_timeout: float = 30) 
     SIGTERM or a SIGINT stops at once (the jobs cut off are run again, as after a crash)."""
     scheduler = Scheduler()
     consumer = _Consumer(
-        queue.huey,
+        queue,
         lambda: scheduler.stop(timeout=0),
         workers=workers,
         worker_type="thread",
