@@ -1,6 +1,6 @@
 """Upload -> Consegnata end to end, as a user runs varco, against GET /health in the same run.
 
-.venv/bin/python bench/e2e.py [--invoices 500] [--clients 8] [--rounds 2] [--topology both]
+.venv/bin/python bench/e2e.py [--invoices 500] [--clients 8] [--rounds 2] [--topology both] [--idle 30]
 
 What ships, in real processes: the embedded default as README command 1 starts it (`varco serve`,
 SQLite, the worker in the process, demo data, every check on), and the production topology
@@ -15,6 +15,9 @@ timed until every one is 7 Consegnata. Figures (median over the rounds): uploads
 invoices/s (from the first upload to the last Consegnata), their ratios to /health, and each
 process's CPU per invoice over the upload and its asynchronous stage (/proc/PID/stat).
 Target (issue 27): embedded end to end >= 0.25 of /health.
+
+Then, with `--idle` seconds > 0: the servers left idle that long, one invoice uploaded and timed
+until it is 7 (how soon an idle server's workers take up a new upload; no target).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from _topology import (  # noqa: E402
     Postgres,
     api,
     cpu_seconds,
+    delivered,
     drop_queue,
     env_for,
     health_rate,
@@ -74,6 +78,16 @@ class Topology:
         cpu_ms = {name: (cpu_seconds(pid) - cpu[name]) * 1000 / invoices for name, pid in self.pids.items()}
         return Round(health, invoices / uploaded, invoices / seconds, cpu_ms)
 
+    def after_idle(self, seconds: float) -> float:
+        """Seconds from one upload to its Consegnata, the servers idle for `seconds` before."""
+        time.sleep(seconds)
+        start = time.perf_counter()
+        upload_all([self.base], 1, 1)
+        self.sent += 1
+        while delivered(self.database_url) < self.sent:
+            time.sleep(0.01)
+        return time.perf_counter() - start
+
     def warm_up(self, clients: int) -> None:
         """XSDs compiled, connections open, the first jobs run: left out of every figure."""
         upload_all([self.base], WARM_UP, clients)
@@ -109,7 +123,7 @@ def production(stack: ExitStack, work: Path, postgres: Postgres, queue: str) -> 
     return Topology("PostgreSQL + Redis", base, database_url, {"serve": api_pid, "worker": worker})
 
 
-def report(topology: Topology, rounds: list[Round]) -> None:
+def report(topology: Topology, rounds: list[Round], idle: tuple[float, float] | None) -> None:
     health = statistics.median(r.health for r in rounds)
     uploads = statistics.median(r.uploads for r in rounds)
     end_to_end = statistics.median(r.end_to_end for r in rounds)
@@ -126,6 +140,8 @@ def report(topology: Topology, rounds: list[Round]) -> None:
         print(f"  CPU per invoice, {name:6} {cpu:8.2f} ms")
     per_round = ", ".join(f"{r.end_to_end / r.health:.3f}" for r in rounds)
     print(f"  end to end / health per round: {per_round}")
+    if idle is not None:
+        print(f"  after {idle[0]:.0f} s idle, one invoice upload -> Consegnata in {idle[1]:.2f} s")
 
 
 def main() -> None:
@@ -134,6 +150,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--topology", choices=["embedded", "split", "production", "both"], default="both")
+    parser.add_argument("--idle", type=float, default=30, help="seconds idle, then one timed upload; 0: none")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="varco-bench-e2e-"))
     queue = f"varco-bench-e2e-{uuid.uuid4().hex[:8]}"
@@ -154,7 +171,8 @@ def main() -> None:
                     topology = production(stack, work, postgres, queue)
                 topology.warm_up(args.clients)
                 rounds = [topology.round(args.invoices, args.clients) for _ in range(args.rounds)]
-            report(topology, rounds)
+                idle = (args.idle, topology.after_idle(args.idle)) if args.idle > 0 else None
+            report(topology, rounds, idle)
     finally:
         postgres.drop()
         drop_queue(queue)
