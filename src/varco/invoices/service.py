@@ -406,6 +406,12 @@ def safe_apply(
         return None
 
 
+def lock_invoice(session: UnitOfWork, invoice_id: int) -> Invoice | None:
+    """The invoice locked for update as `apply_event` locks it (bodies not loaded): `apply_event`
+    then reads it with no query."""
+    return InvoiceRepository(session).get_for_update(invoice_id)
+
+
 def find_invoice(
     session: UnitOfWork,
     *,

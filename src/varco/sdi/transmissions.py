@@ -260,7 +260,7 @@ def _accepted(
         sdi_id, received_at = answer.value
         row.answer_id = str(sdi_id)
         _finish(row, DONE, None, now)
-        invoice = session.get(Invoice, row.ref_id)
+        invoice = invoices.lock_invoice(session, row.ref_id)  # read once: record_sent moves it
         if invoice is not None and invoice.sdi_id is None:
             invoices.record_sent(session, invoice, str(sdi_id), received_at or now, clock)
     elif row.kind == "esito":
@@ -301,7 +301,7 @@ def _refused(session: UnitOfWork, row: SdiTransmission, detail: str, clock: Cloc
     log.error("SDICoop %s %s refused: %s", row.kind, row.filename, detail)
     code = detail.split(":", 1)[0]
     if row.kind == "invoice":
-        invoice = session.get(Invoice, row.ref_id)
+        invoice = invoices.lock_invoice(session, row.ref_id)  # read once: safe_apply moves it
         if invoice is not None and invoice.state == InvoiceState.PRESA_IN_CARICO:
             errors = [{"code": code, "description": f"The Exchange System refused the file: {detail}"}]
             invoices.safe_apply(
