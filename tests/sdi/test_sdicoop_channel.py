@@ -35,7 +35,7 @@ from varco.core.jobs import reconcile
 from varco.core.models import JobRow
 from varco.invoices.models import Invoice
 from varco.invoices.states import InvoiceState as S
-from varco.sdi import messages, transmissions
+from varco.sdi import messages, sdicoop_channel, transmissions
 from varco.sdi.models import SdiExchange, SdiTransmission, UnmatchedMessage
 from varco.sdi.sdicoop import server
 from varco.sdi.sdicoop.contracts import Service
@@ -328,6 +328,24 @@ def test_a_due_transmission_whose_job_is_gone_gets_one_again(client, queue, cloc
     assert transmissions.settle_stalled(clock)["woken"] == 0  # its new job is waiting: not twice
     queue.drain()
     assert sdi.names() == ["RiceviFile", "RiceviFile"]
+    assert state(invoice.id) == S.INVIATA
+
+
+def test_a_transmission_owed_again_is_the_one_there_is(client, queue, clock, sdi):
+    """Owed twice (the invoice handed over again, a communication re-sent), it is one row and one call."""
+    sdi.plan = ["EI02"]  # the first call is refused for now: the row stays owed
+    invoice = sent_invoice(client, queue)
+    with unit_of_work() as session:
+        sdicoop_channel.owe(session, "invoice", invoice.id, invoice.filename, clock)
+        sdicoop_channel.owe(session, "invoice", invoice.id, invoice.filename, clock, follow_on=True)
+        assert queue.huey.pending_count() == 0 and not session.follow_ons  # nothing more to call
+    with unit_of_work() as session:
+        rows = session.scalar(select(func.count()).where(SdiTransmission.ref_id == invoice.id))
+    assert rows == 1 and transmission(invoice.id).attempts == 1
+    clock.advance(get_settings().sdicoop_retry_base + timedelta(seconds=1))
+    reconcile(clock)
+    queue.drain()
+    assert sdi.names() == ["RiceviFile", "RiceviFile"]  # the retry, once
     assert state(invoice.id) == S.INVIATA
 
 

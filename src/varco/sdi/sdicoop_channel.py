@@ -16,6 +16,8 @@ from sqlalchemy import or_, select
 
 from varco.core import jobs
 from varco.core.clock import Clock
+from varco.core.db import detached_row
+from varco.core.dialects import per_dialect
 from varco.core.models import JobRow
 from varco.core.uow import UnitOfWork
 from varco.invoices.models import Invoice
@@ -27,6 +29,18 @@ CALL = jobs.Task("sdicoop.call", ("transmission_id",))  # run by sdi.tasks.call_
 PENDING, IN_FLIGHT, UNKNOWN, DONE, FAILED = "PENDING", "IN_FLIGHT", "UNKNOWN", "DONE", "FAILED"
 
 
+# The row, unless the same transmission is owed already: the unique (kind, ref_id) decides, in the
+# INSERT itself (no look-up first; on PostgreSQL a transaction owing it at the same time waits,
+# then inserts nothing). Core: no ORM flush of the whole session for one row.
+_OWE = per_dialect(
+    lambda insert: (
+        insert(SdiTransmission.__table__)
+        .on_conflict_do_nothing(index_elements=["kind", "ref_id"])
+        .returning(SdiTransmission.__table__.c.id)
+    )
+)
+
+
 def owe(
     session: UnitOfWork,
     kind: str,
@@ -36,35 +50,31 @@ def owe(
     *,
     at: datetime | None = None,
     follow_on: bool = False,
-) -> SdiTransmission:
-    """The transmission of `kind` for `ref_id` (once: the same one again is the one there is), and
-    its call. `follow_on`: the call's job continues the running job (`jobs.follow_on`): on its first
+) -> None:
+    """The transmission of `kind` for `ref_id` (once: owed again, it is the one there is), and its
+    call. `follow_on`: the call's job continues the running job (`jobs.follow_on`): on its first
     attempt the row is claimed in this very transaction and the call made once it commits, with no
     job row and one transaction fewer; anywhere else it is a job of its own."""
-    found = session.scalar(
-        select(SdiTransmission).where(SdiTransmission.kind == kind, SdiTransmission.ref_id == ref_id)
-    )
-    if found is not None:
-        return found
     now = clock.now()
-    row = SdiTransmission(
-        kind=kind,
-        ref_id=ref_id,
-        filename=filename,
-        status=PENDING,
-        attempts=0,
-        resent=False,
-        next_attempt_at=at or now,
-        created_at=now,
-        updated_at=now,
-    )
-    session.add(row)
-    session.flush()
+    values = {
+        "kind": kind,
+        "ref_id": ref_id,
+        "filename": filename,
+        "status": PENDING,
+        "attempts": 0,
+        "resent": False,
+        "next_attempt_at": at or now,
+        "created_at": now,
+        "updated_at": now,
+    }
+    row_id = session.connection().execute(_OWE(session), values).scalar()
+    if row_id is None:
+        return  # owed before: its call is on its way, or made
+    row = detached_row(SdiTransmission, values, row_id)
     if follow_on:
-        jobs.follow_on(session, CALL, key=_key(row), clock=clock, transmission_id=row.id)
+        jobs.follow_on(session, CALL, key=_key(row), clock=clock, transmission_id=row_id)
     else:
         wake(session, row, clock)
-    return row
 
 
 def settle(session: UnitOfWork, kind: str, ref_id: int, answer_id: str, clock: Clock) -> None:
