@@ -673,8 +673,8 @@ def run_periodic() -> None:
 
 class Doorbell:
     """Rung each time this process queues a wake-up. huey's workers poll a queue that cannot block
-    (SQLite) with a growing sleep, up to seconds once idle: the worker threads of this process
-    sleep on the bell instead, so a wake-up it sends runs at once (core/worker.py)."""
+    (SQLite) with a growing sleep, up to seconds once idle: idle worker threads of this process
+    sleep on the bell instead, so a wake-up it sends runs at once (core/worker.py, `_sleep`)."""
 
     def __init__(self) -> None:
         self._rings = 0
