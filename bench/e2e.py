@@ -41,6 +41,7 @@ from _topology import (  # noqa: E402
     drop_queue,
     env_for,
     health_rate,
+    prepare,
     process,
     production_env,
     upload_all,
@@ -69,9 +70,10 @@ class Topology:
 
     def round(self, invoices: int, clients: int) -> Round:
         health = health_rate(self.base, invoices, clients)
+        uploads = prepare(self.base, invoices)
         cpu = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
         start = time.perf_counter()
-        uploaded = upload_all([self.base], invoices, clients)
+        uploaded = upload_all([self.base], invoices, clients, uploads)
         self.sent += invoices
         wait_delivered(self.database_url, self.sent, self.name)
         seconds = time.perf_counter() - start
@@ -80,9 +82,10 @@ class Topology:
 
     def after_idle(self, seconds: float) -> float:
         """Seconds from one upload to its Consegnata, the servers idle for `seconds` before."""
+        one = prepare(self.base, 1)
         time.sleep(seconds)
         start = time.perf_counter()
-        upload_all([self.base], 1, 1)
+        upload_all([self.base], 1, 1, one)
         self.sent += 1
         while delivered(self.database_url) < self.sent:
             time.sleep(0.01)

@@ -43,7 +43,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _server import free_port  # noqa: E402
-from _topology import cpu_seconds, env_for, invoice, process, upload_all, wait_delivered  # noqa: E402
+from _topology import cpu_seconds, env_for, invoice, prepare, process, upload_all, wait_delivered  # noqa: E402
 
 WITHOUT = {"log_format": "json", "metrics_enabled": "false", "log_level": "WARNING"}
 CONFIGS = {"with": {"log_format": "json"}, "without": WITHOUT, "control": WITHOUT}
@@ -75,8 +75,9 @@ def turn(work: Path, name: str, invoices: int, threads: int) -> tuple[float, flo
     with process(["serve", "--port", str(port)], env, log, f"{base}/health") as pid:
         upload_all([base], WARM_UP, threads)  # XSDs compiled, connections open
         wait_delivered(database, WARM_UP, name)
+        uploads = prepare(base, invoices)
         cpu, lines = cpu_seconds(pid), _lines(log)
-        seconds = upload_all([base], invoices, threads)
+        seconds = upload_all([base], invoices, threads, uploads)
         wait_delivered(database, WARM_UP + invoices, name, limit_seconds=600)
         cpu_ms = (cpu_seconds(pid) - cpu) * 1000 / invoices
         return invoices / seconds, cpu_ms, (_lines(log) - lines) / invoices

@@ -36,6 +36,7 @@ from _topology import (  # noqa: E402
     cpu_seconds,
     drop_queue,
     env_for,
+    prepare,
     process,
     production_env,
     upload_all,
@@ -49,8 +50,9 @@ def upload_and_drain(
     """Phase 1 (upload, no worker) then phase 2 (one worker process drains)."""
     with ExitStack() as stack:
         base, pid = api(stack, env, work / f"{label}-api.log", "--no-worker")
+        uploads = prepare(base, count)
         cpu = cpu_seconds(pid)
-        uploaded = upload_all([base], count, threads)
+        uploaded = upload_all([base], count, threads, uploads)
         cpu_ms = (cpu_seconds(pid) - cpu) * 1000 / count
         clear_of_periodic_work(20)  # the worker's start and the drain
         stack.enter_context(process(["worker", "--workers", "2"], env, work / f"{label}-worker.log"))
@@ -78,10 +80,11 @@ def scale_out(
         warm_up = WARM_UP_PER_PROCESS * n
         upload_all([base for base, _ in apis], warm_up, threads)
         wait_delivered(database_url, warm_up, f"{n} + {n} warming up")
+        uploads = prepare(apis[0][0], count)
         clear_of_periodic_work(30)
         cpu = {pid: cpu_seconds(pid) for pid in [pid for _, pid in apis] + workers}
         start = time.perf_counter()
-        upload_all([base for base, _ in apis], count, threads)
+        upload_all([base for base, _ in apis], count, threads, uploads)
         wait_delivered(database_url, warm_up + count, f"{n} + {n}")
         rate = count / (time.perf_counter() - start)
         spent = {pid: (cpu_seconds(pid) - before) * 1000 / count for pid, before in cpu.items()}

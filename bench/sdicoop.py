@@ -27,13 +27,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _server import free_port  # noqa: E402
-from _topology import TRANSMITTER, VARCO, env_for, invoice, process, upload_all, wait_delivered  # noqa: E402
+from _topology import (  # noqa: E402
+    TRANSMITTER,
+    VARCO,
+    env_for,
+    invoice,
+    prepare,
+    process,
+    upload_all,
+    wait_delivered,
+)
 
 
 def run(base: str, database: Path, count: int, threads: int, label: str) -> float:
     """Upload `count` invoices with `threads` clients; invoices/s until all are Consegnata."""
+    uploads = prepare(base, count)
     start = time.perf_counter()
-    uploaded = upload_all([base], count, threads)
+    uploaded = upload_all([base], count, threads, uploads)
     wait_delivered(f"sqlite:///{database}", count, label, limit_seconds=600)
     elapsed = time.perf_counter() - start
     print(f"{label:44} {count / elapsed:8.1f} inv/s  ({count} in {elapsed:.1f} s, uploads {uploaded:.1f} s)")
