@@ -162,7 +162,7 @@ def refuse_transmission_if_locked(
     if figures.delegate_id is not None:
         refuse_if_locked(session, accounts.paying_account(session, account), settings, clock)
         return
-    accounts.pays_for_itself(session, account)  # its charge asks again
+    accounts.pays_for_itself(session, account)  # its charge then asks no more
     _refuse_if_locked(session, account, figures, settings, now)
 
 
