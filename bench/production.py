@@ -12,6 +12,9 @@ Real processes, typical invoices (the FPR12 sample, every check on), uploaded ov
    Target: PostgreSQL >= 150 invoices/s.
 3. scale-out on PostgreSQL + Redis: upload -> 7 with 1 API + 1 worker process, then with 2 + 2,
    and the CPU per invoice of the API and of the worker processes. Target: 2 + 2 no lower than 1 + 1.
+   Beside it, the machine's own share (`machine_control`): the same CPU-bound work (varco's
+   `check()` on typical invoices, no I/O) run by 4 processes against 2 on the same cores, in
+   alternating rounds: what more processes than cores cost by themselves, before any of varco's.
 Timed windows hold no minute boundary (`clear_of_periodic_work`): the workers' periodic work runs
 on the minute, the same in every topology, and would land in one short window and not another.
 PostgreSQL at 127.0.0.1:5432 (a database created and dropped here), Redis at 127.0.0.1:6379 (a
@@ -21,11 +24,14 @@ queue name of this run, its keys deleted at the end).
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import statistics
 import sys
 import tempfile
 import time
 import uuid
 from contextlib import ExitStack
+from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,6 +42,7 @@ from _topology import (  # noqa: E402
     cpu_seconds,
     drop_queue,
     env_for,
+    invoice,
     prepare,
     process,
     production_env,
@@ -95,6 +102,39 @@ def scale_out(
     }
 
 
+def _checks(seconds: float, ready: multiprocessing.synchronize.Barrier, done: multiprocessing.Queue) -> None:
+    from varco.fatturapa import CheckOptions, check
+
+    files = [invoice(str(number)) for number in range(20)]
+    options = CheckOptions(received_date=date.today())
+    for data in files:  # its XSDs loaded and rules built before the window
+        check(data, options)
+    ready.wait()
+    count, end = 0, time.monotonic() + seconds
+    while time.monotonic() < end:
+        check(files[count % len(files)], options)
+        count += 1
+    done.put(count)
+
+
+def checks_per_second(processes: int, seconds: float = 4.0) -> float:
+    """`check()`s per second of `processes` processes started together, each for `seconds`."""
+    context = multiprocessing.get_context("fork")
+    ready, done = context.Barrier(processes), context.Queue()
+    workers = [context.Process(target=_checks, args=(seconds, ready, done)) for _ in range(processes)]
+    for worker in workers:
+        worker.start()
+    total = sum(done.get() for _ in workers)
+    for worker in workers:
+        worker.join()
+    return total / seconds
+
+
+def machine_control(rounds: int = 3) -> float:
+    """4 CPU-bound processes against 2 on this machine's cores (median of alternating rounds)."""
+    return statistics.median(checks_per_second(4) / checks_per_second(2) for _ in range(rounds))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--invoices", type=int, default=400)
@@ -120,6 +160,7 @@ def main() -> None:
         double = scale_out(
             production_env(work / "s2", two, queue + "-2"), two, work, args.invoices, args.threads, 2
         )
+        machine = machine_control()
     finally:
         postgres.drop()
         drop_queue(queue)
@@ -143,6 +184,7 @@ def main() -> None:
     )
     for label, key in (("API processes", "api_ms"), ("worker processes", "worker_ms")):
         print(f"{'  CPU ms per invoice, ' + label:52} {single[key]:10.2f} {double[key]:11.2f}")
+    print(f"{'  the machine: check()s/s, 4 processes vs 2':52} {'':10} {'':11} {machine:7.2f}  (no target)")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from huey import Huey, MemoryHuey, RedisHuey
-from huey.storage import SqliteStorage
+from huey.storage import RedisStorage, SqliteStorage
 from sqlalchemy import bindparam, func, or_, select, update
 
 from varco.core import metrics
@@ -492,7 +492,7 @@ def _run_job(job_id: int, state: _ProcessState, *, hand_over: bool) -> str:
                 if hand_over and state.gathering.busy():
                     raise _HandOver()
                 runs += _claim_more(uow, row.name, runs, clock)
-                held.add([run.job_id for run in runs[1:]])
+                _hold(state, runs[1:])
                 if (deadline := _gathering_deadline(uow, runs, clock)) is not None:
                     with state.gathering.gather() as gathering:
                         if gathering:
@@ -540,6 +540,16 @@ def _claim_more(uow: UnitOfWork, name: str, runs: list[_Run], clock: Clock) -> l
     return [_Run.of(other) for other in uow.execute(_CLAIM_MORE, more)]
 
 
+def _hold(state: _ProcessState, runs: list[_Run]) -> None:
+    """Jobs claimed for a batch: held in this process, their wake-ups withdrawn from the queue."""
+    ids = [run.job_id for run in runs]
+    state.held.add(ids)
+    try:
+        get_queue().withdraw(ids)
+    except Exception:  # noqa: BLE001 - a wake-up left there finds its job held or done: slower, not wrong
+        log.warning("wake-ups of jobs %s not withdrawn", ids, exc_info=True)
+
+
 def _gathering_deadline(uow: UnitOfWork, runs: list[_Run], clock: Clock) -> float | None:
     """Until when (time.monotonic) a batch not full waits for more to come due: its oldest job
     waits `VARCO_JOB_BATCH_WAIT` since it was queued, no more (a backlog's jobs not at all). None
@@ -563,7 +573,7 @@ def _gather(
         state.gathering.wait_asked(min(left, poll))
         more = _claim_more(uow, name, runs, clock)
         runs += more
-        state.held.add([run.job_id for run in more])
+        _hold(state, more)
 
 
 def _run_one(uow: UnitOfWork, run: _Run, clock: Clock) -> None:
@@ -705,8 +715,26 @@ class JobQueue:
         self.doorbell = Doorbell()
 
     def send(self, job_id: int) -> None:
-        self._run(job_id)
+        self.huey.enqueue(self._wake_up(job_id))
         self.doorbell.ring()
+
+    def _wake_up(self, job_id: int) -> Any:
+        # huey gives each message a random id; one named after its job makes a job's wake-up the
+        # same bytes each time it is sent, which `withdraw` can find in the queue.
+        return self._run.s(job_id, id=f"job-{job_id}")
+
+    def withdraw(self, job_ids: list[int]) -> None:
+        """Take these jobs' wake-ups out of the queue where it is Redis, shared by every worker
+        process: a batch that claimed the jobs runs them, and each wake-up left there would cost the
+        process that takes it a transaction only to find its job held or done. (One process on
+        SQLite: its `held` jobs' wake-ups cost nothing.) A failed batch sends them again."""
+        storage = self.huey.storage
+        if not job_ids or not isinstance(storage, RedisStorage):
+            return
+        pipe = storage.conn.pipeline(transaction=False)
+        for job_id in job_ids:  # -1: the oldest copy, found from the end the workers take from
+            pipe.lrem(storage.queue_key, -1, self.huey.serialize_task(self._wake_up(job_id)))
+        pipe.execute()
 
     def queued_job_ids(self) -> set[int]:
         """The job rows whose wake-up is waiting in the queue (not yet taken by a worker)."""
