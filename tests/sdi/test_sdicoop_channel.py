@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import ssl
+import threading
+import time
 import uuid
 from datetime import timedelta
 
@@ -16,7 +18,7 @@ import zeep
 import zeep.transports
 from fastapi.testclient import TestClient
 from lxml import etree
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 
 from tests.factories import bearer, make_account, sign_in
 from tests.sdi.factories import (
@@ -31,6 +33,7 @@ from tests.sdi.factories import (
 from tests.sdi.sdicoop_world import accepting_as, fake_sdi, new_sdi_id, varco_listener
 from varco.core import blobs
 from varco.core.db import unit_of_work
+from varco.core.dialects import dialect_of
 from varco.core.jobs import reconcile
 from varco.core.models import JobRow
 from varco.invoices.models import Invoice
@@ -372,6 +375,57 @@ def test_an_answer_recorded_after_the_reconciler_gave_the_claim_up_still_counts(
         transmissions.record(session, transmission_id, answer, get_settings(), clock)
     assert state(invoice_id) == S.INVIATA
     assert (transmission(invoice_id).status, transmission(invoice_id).answer_id) == ("DONE", answered)
+
+
+def test_recording_an_answer_locks_the_invoice_before_its_transmission(
+    client, queue, clock, sdi, monkeypatch
+):
+    """As a notification adopting the invoice does (the invoice, then its transmission): in the
+    other order, an RC arriving while the call's answer is recorded deadlocks with it (PostgreSQL)."""
+    answered = new_sdi_id()
+    sdi.plan = [accepting_as(answered)]
+    account = supplier_account()
+    invoice_id = upload(client, account, invoice_file(supplier_vat=account.vat_code))
+    late = []
+    monkeypatch.setattr(transmissions, "record", lambda _s, tid, answer, *_a: late.append((tid, answer)))
+    queue.drain()
+    monkeypatch.undo()
+    [(transmission_id, answer)] = late
+    with unit_of_work() as notification:  # an RC's transaction holds the invoice
+        if dialect_of(notification).one_writer:
+            pytest.skip("SQLite: one writer at a time, no row locks to order")
+        notification.execute(select(Invoice.id).where(Invoice.id == invoice_id).with_for_update())
+        recorder = threading.Thread(target=_record, args=(transmission_id, answer, clock))
+        recorder.start()
+        _until_waiting_for_a_lock(notification)
+        # The recorder waits for the invoice and holds nothing of the transmission yet.
+        query = select(SdiTransmission.id).where(SdiTransmission.id == transmission_id)
+        assert notification.execute(query.with_for_update(nowait=True)).scalar() == transmission_id
+    recorder.join(timeout=30)
+    assert not recorder.is_alive()
+    assert state(invoice_id) == S.INVIATA
+    assert (transmission(invoice_id).status, transmission(invoice_id).answer_id) == ("DONE", answered)
+
+
+def _record(transmission_id: int, answer, clock) -> None:
+    with unit_of_work() as session:
+        transmissions.record(session, transmission_id, answer, get_settings(), clock)
+
+
+def _until_waiting_for_a_lock(session) -> None:
+    """Until another session of this database waits for a row lock (the statistics are read once per
+    transaction unless cleared)."""
+    waiting = text(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'"
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        session.execute(text("SELECT pg_stat_clear_snapshot()"))
+        if session.execute(waiting).scalar():
+            return
+        assert time.monotonic() < deadline, "nothing waits for a lock"
+        time.sleep(0.01)
 
 
 def test_a_missing_endpoint_url_is_waited_for_not_a_refusal(client, queue, clock, sdi, configure):

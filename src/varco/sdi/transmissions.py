@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from varco.comfin import inbound as comfin_inbound
 from varco.comfin import service as comfin
@@ -215,10 +215,19 @@ _ERRORS = {
 # -- recording the answer ----------------------------------------------------------------------
 
 
+_OWNER = select(SdiTransmission.kind, SdiTransmission.ref_id).where(SdiTransmission.id == bindparam("id"))
+
+
 def record(
     session: UnitOfWork, transmission_id: int, answer: Answer, settings: Settings, clock: Clock
 ) -> None:
     """Write down what the call came to, and what it causes."""
+    # Lock order: an invoice before its transmission, as a notification that adopts the invoice
+    # takes them (inbound._adopted: the invoice, then `settle`). Taken the other way round, an RC
+    # arriving while its call's answer is recorded would deadlock with it on PostgreSQL.
+    owner = session.execute(_OWNER, {"id": transmission_id}).first()
+    if owner is not None and owner.kind == "invoice":
+        invoices.lock_invoice(session, owner.ref_id)
     row = get_for_update(session, SdiTransmission, transmission_id)
     if row is None or row.status not in (IN_FLIGHT, UNKNOWN):
         return  # settled meanwhile (a notification named it, or the reconciler asks again)
