@@ -353,10 +353,14 @@ def test_endpoints_changed_in_a_transaction_decide_its_later_events(client):
     account, _ = user(client)
     clock = current_clock()
 
+    recorded = []
+
     def record(session, name: str) -> int:
         payload = {"invoiceId": 1, "filename": name, "idSdi": None, "status": 3}
         event = events.record(session, account.id, "updateInvoiceStatus", payload, clock.now(), subject=name)
-        return len(session.query(CallbackDelivery).filter_by(event_id=event.id).all())
+        recorded.append(event)
+        uid = event.payload["eventId"]
+        return len(session.query(CallbackDelivery).filter_by(event_uid=uid).all())
 
     with unit_of_work() as session:
         assert record(session, "IT05555550028_C0001.xml") == 0  # no endpoint yet
@@ -365,6 +369,12 @@ def test_endpoints_changed_in_a_transaction_decide_its_later_events(client):
         assert record(session, "IT05555550028_C0002.xml") == 1
         callbacks.delete(session, account, endpoint.id, clock, SYSTEM)
         assert record(session, "IT05555550028_C0003.xml") == 0
+    # The first waited for the commit, the second was written at once: ids still in their order.
+    ids = [event.id for event in recorded]
+    assert None not in ids and ids == sorted(ids)
+    with unit_of_work() as reader:
+        feed = events.page(reader, [account.id], 0, 10)
+        assert [e.subject for e in feed][-3:] == [f"IT05555550028_C000{n}.xml" for n in (1, 2, 3)]
 
 
 def test_an_endpoint_whose_url_cannot_be_sent_fails_its_deliveries_and_blocks_nothing(

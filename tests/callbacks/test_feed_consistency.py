@@ -14,8 +14,12 @@ from varco.events import service as events
 
 
 def _usage(session, account_id: int, used: int, clock):
+    """An event written at once, as it is just before the commit (the tests keep the transaction
+    open after it): an event no endpoint receives waits for the commit (`events.record`)."""
     payload = {"username": "x", "year": 2026, "usedTransmissions": used}
-    return events.record(session, account_id, "updateUsage", payload, clock.now())
+    event = events.record(session, account_id, "updateUsage", payload, clock.now())
+    events.write_pending(session)
+    return event
 
 
 def test_a_feed_read_waits_for_an_event_still_being_committed(db, clock, configure, client):

@@ -177,7 +177,7 @@ def append_row(session: Session, model: type[T], values: dict[str, Any]) -> T:
     return detached_row(model, values, row_id)
 
 
-def detached_row(model: type[T], values: dict[str, Any], row_id: int) -> T:
+def detached_row(model: type[T], values: dict[str, Any], row_id: int | None) -> T:
     """The object of a row inserted with a Core statement, outside any session (see `append_row`).
     Built as the ORM builds a loaded object: no constructor, no attribute events (a fifth of the cost)."""
     row: T = model.__mapper__.class_manager.new_instance()  # type: ignore[attr-defined]

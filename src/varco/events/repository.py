@@ -6,11 +6,10 @@ from typing import Any
 
 from sqlalchemy import Insert, bindparam, func, select
 
-from varco.core.db import detached_row
 from varco.core.uow import UnitOfWork
 from varco.events.models import Event
 
-_COLUMNS = ("account_id", "type", "subject", "payload", "occurred_at")
+COLUMNS = ("account_id", "type", "subject", "payload", "occurred_at")
 
 
 def _insert_under_lock() -> Insert:
@@ -19,11 +18,13 @@ def _insert_under_lock() -> Insert:
     evaluated first), in one round trip instead of two."""
     table = Event.__table__
     lock = select(func.pg_advisory_xact_lock_shared(bindparam("feed_lock"))).subquery("feed_lock")
-    values = select(*(bindparam(name, type_=table.c[name].type) for name in _COLUMNS)).select_from(lock)
-    return table.insert().from_select(_COLUMNS, values).returning(table.c.id)
+    values = select(*(bindparam(name, type_=table.c[name].type) for name in COLUMNS)).select_from(lock)
+    return table.insert().from_select(COLUMNS, values).returning(table.c.id)
 
 
 _INSERT_UNDER_LOCK = _insert_under_lock()
+# Several rows in one statement (SQLAlchemy's "insertmanyvalues"), their ids in the rows' order.
+_INSERT = Event.__table__.insert().returning(Event.__table__.c.id, sort_by_parameter_order=True)
 
 
 class EventRepository:
@@ -39,9 +40,14 @@ class EventRepository:
         )
         return list(self.session.scalars(query))
 
-    def append_holding_lock(self, values: dict[str, Any], lock: int) -> Event:
+    def append(self, rows: list[dict[str, Any]]) -> list[int]:
+        """Append events (the values of `COLUMNS`), in one statement; their ids, in order."""
+        if not rows:
+            return []
+        return list(self.session.connection().execute(_INSERT, rows).scalars())
+
+    def append_holding_lock(self, values: dict[str, Any], lock: int) -> int:
         """Append an event after taking the advisory lock `lock` shared (PostgreSQL), in one
-        statement; as `core.db.append_row`, the object returned is not in the session."""
+        statement; its id."""
         parameters = {**values, "feed_lock": lock}
-        row_id = self.session.connection().execute(_INSERT_UNDER_LOCK, parameters).scalar_one()
-        return detached_row(Event, values, row_id)
+        return self.session.connection().execute(_INSERT_UNDER_LOCK, parameters).scalar_one()

@@ -11,11 +11,13 @@ from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
 from varco.callbacks import fanout
-from varco.core.db import append_row
+from varco.callbacks.repository import CallbackRepository
+from varco.core.db import detached_row
 from varco.core.dialects import dialect_of
 from varco.core.errors import ServiceUnavailable
 from varco.core.uow import Fact, UnitOfWork
 from varco.events.models import Event
+from varco.events.repository import COLUMNS as _COLUMNS
 from varco.events.repository import EventRepository
 from varco.settings import get_settings
 
@@ -34,7 +36,12 @@ def record(
     now: datetime,
     subject: str | None = None,
 ) -> Event:
-    """Add an event in the caller's transaction: it exists if and only if the change commits."""
+    """Add an event in the caller's transaction: it exists if and only if the change commits.
+
+    An event that no callback endpoint receives is written just before the commit, with the
+    transaction's other such events in one statement (a batch of invoices records a dozen); its
+    `id` is set then (`write_pending` writes them earlier). One that has receivers is written at
+    once, after those recorded before it (ids follow the order of recording), and fanned out."""
     values = {
         "account_id": account_id,
         "type": type_,
@@ -42,14 +49,46 @@ def record(
         "occurred_at": now,
         "payload": {"eventId": uuid.uuid4().hex, "type": type_, **payload},
     }
-    # Append-only: the id (the feed cursor, what deliveries point at) without an ORM flush.
-    if dialect_of(session).one_writer or session.fact(_FEED_LOCK_HELD):
-        event = append_row(session, Event, values)
-    else:  # the transaction's first event takes the feed lock in the same statement
-        event = EventRepository(session).append_holding_lock(values, FEED_LOCK)
-        session.remember(_FEED_LOCK_HELD, True)
+    event = detached_row(Event, values, None)  # its id comes with its row
+    if not CallbackRepository(session).receivers_of(account_id) and not session.in_nested_transaction():
+        session.before_commit(_Pending(), key=_Pending).events.append(event)
+        return event
+    write_pending(session)
+    _write(session, [event])
     fanout.fan_out(session, event)  # the outbox: its deliveries and their job rows, in this transaction
     return event
+
+
+class _Pending:
+    """The transaction's events still to write (`record`), written before its commit."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, session: UnitOfWork) -> None:
+        events, self.events = self.events, []
+        _write(session, events)
+
+
+def write_pending(session: UnitOfWork) -> None:
+    """Write the events recorded so far in this transaction (their ids are then set)."""
+    session.before_commit(_Pending(), key=_Pending)(session)
+
+
+def _write(session: UnitOfWork, events: list[Event]) -> None:
+    if not events:
+        return
+    rows = [{name: event.__dict__[name] for name in _COLUMNS} for event in events]
+    # Append-only: ids without an ORM flush. On PostgreSQL the transaction's first event takes the
+    # feed lock in the same statement (the lock before the id), the others follow in one more.
+    if dialect_of(session).one_writer or session.fact(_FEED_LOCK_HELD):
+        ids = EventRepository(session).append(rows)
+    else:
+        ids = [EventRepository(session).append_holding_lock(rows[0], FEED_LOCK)]
+        session.remember(_FEED_LOCK_HELD, True)
+        ids += EventRepository(session).append(rows[1:])
+    for event, row_id in zip(events, ids, strict=True):
+        event.__dict__["id"] = row_id  # a detached object: no attribute events
 
 
 class FeedBusy(ServiceUnavailable):
