@@ -78,3 +78,25 @@ def test_an_event_draws_its_id_only_once_it_holds_the_feed_lock(db, clock):
         reader.rollback()  # lets the writer go
     writer.join(30)
     assert recorded and recorded[0] > (before.last_value if before.is_called else 0)
+
+
+def test_a_savepoint_rolled_back_keeps_the_events_recorded_before_it(db, clock):
+    """Events no endpoint receives wait for the commit; one recorded inside a savepoint for an
+    account with a receiver is written there, and rolling the savepoint back loses only it."""
+    from varco.callbacks import service as callbacks
+    from varco.settings import get_settings
+
+    quiet, watched = make_account(), make_account()
+    with unit_of_work() as session:
+        callbacks.register(
+            session, watched, callbacks.NewCallback(url="https://example.com/hook"), get_settings(), clock
+        )
+    with unit_of_work() as session:
+        kept = events.record(session, quiet.id, "updateUsage", {"usedTransmissions": 1}, clock.now())
+        savepoint = session.begin_nested()
+        events.record(session, watched.id, "updateUsage", {"usedTransmissions": 1}, clock.now())
+        savepoint.rollback()
+        after = events.record(session, quiet.id, "updateUsage", {"usedTransmissions": 2}, clock.now())
+    with unit_of_work() as reader:
+        assert [e.id for e in events.page(reader, [quiet.id], 0, 10)] == [kept.id, after.id]
+        assert events.page(reader, [watched.id], 0, 10) == []

@@ -50,11 +50,16 @@ def record(
         "payload": {"eventId": uuid.uuid4().hex, "type": type_, **payload},
     }
     event = detached_row(Event, values, None)  # its id comes with its row
-    if not CallbackRepository(session).receivers_of(account_id) and not session.in_nested_transaction():
+    if session.in_nested_transaction():
+        # Written at once, and nothing pending with it: a rollback of the savepoint would take
+        # the transaction's pending events along (the feed then lists this one before them).
+        _write(session, [event])
+    elif not CallbackRepository(session).receivers_of(account_id):
         session.before_commit(_Pending(), key=_Pending).events.append(event)
         return event
-    write_pending(session)
-    _write(session, [event])
+    else:
+        write_pending(session)
+        _write(session, [event])
     fanout.fan_out(session, event)  # the outbox: its deliveries and their job rows, in this transaction
     return event
 
