@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from tests.callbacks.receiver import Receiver
 from tests.factories import bearer, make_account, sign_in
+from tests.sdi.factories import valid_vat
 from varco.accounts.models import Account
 from varco.callbacks import tasks
 from varco.core import jobs
@@ -19,7 +20,10 @@ from varco.events import service as events
 
 
 def user(client: TestClient, **overrides: object) -> tuple[Account, dict]:
-    account = make_account(**overrides)
+    """A signed-in account with a VAT number of its own unless given one: an invoice another test
+    left unroutable for one of the factories' shared VAT numbers would be redelivered to it, and
+    its `createInvoice` reach this test's receiver."""
+    account = make_account(**{"vat_code": valid_vat(), **overrides})
     return account, sign_in(client, account.username)
 
 

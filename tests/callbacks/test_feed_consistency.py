@@ -100,3 +100,19 @@ def test_a_savepoint_rolled_back_keeps_the_events_recorded_before_it(db, clock):
     with unit_of_work() as reader:
         assert [e.id for e in events.page(reader, [quiet.id], 0, 10)] == [kept.id, after.id]
         assert events.page(reader, [watched.id], 0, 10) == []
+
+
+def test_events_written_together_keep_the_order_they_were_recorded_in(db, clock):
+    """A transaction's events that no endpoint receives are written together at its commit: the
+    feed lists them in the order they were recorded, with the ids their objects were given."""
+    account = make_account()
+    with unit_of_work() as session:
+        recorded = [
+            events.record(session, account.id, "updateUsage", {"usedTransmissions": n}, clock.now())
+            for n in range(12)
+        ]
+        assert {event.id for event in recorded} == {None}  # not written before the commit
+    with unit_of_work() as reader:
+        feed = events.page(reader, [account.id], 0, 100)
+    assert [e.payload["usedTransmissions"] for e in feed] == list(range(12))
+    assert [e.id for e in feed] == [event.id for event in recorded]

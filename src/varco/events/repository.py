@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy import Insert, bindparam, func, select
 
+from varco.core.dialects import dialect_of
 from varco.core.uow import UnitOfWork
 from varco.events.models import Event
 
@@ -24,7 +25,10 @@ def _insert_under_lock() -> Insert:
 
 _INSERT_UNDER_LOCK = _insert_under_lock()
 # Several rows in one statement (SQLAlchemy's "insertmanyvalues"), their ids in the rows' order.
+# On SQLite, SQLAlchemy keeps that order only by sending one INSERT per row; in one statement the
+# ids come back in any order, but SQLite's one writer numbers the rows in the order given.
 _INSERT = Event.__table__.insert().returning(Event.__table__.c.id, sort_by_parameter_order=True)
+_INSERT_ANY_ORDER = Event.__table__.insert().returning(Event.__table__.c.id)
 
 
 class EventRepository:
@@ -44,6 +48,8 @@ class EventRepository:
         """Append events (the values of `COLUMNS`), in one statement; their ids, in order."""
         if not rows:
             return []
+        if dialect_of(self.session).one_writer:
+            return sorted(self.session.connection().execute(_INSERT_ANY_ORDER, rows).scalars())
         return list(self.session.connection().execute(_INSERT, rows).scalars())
 
     def append_holding_lock(self, values: dict[str, Any], lock: int) -> int:

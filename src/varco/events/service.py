@@ -41,7 +41,9 @@ def record(
     An event that no callback endpoint receives is written just before the commit, with the
     transaction's other such events in one statement (a batch of invoices records a dozen); its
     `id` is set then (`write_pending` writes them earlier). One that has receivers is written at
-    once, after those recorded before it (ids follow the order of recording), and fanned out."""
+    once, after those recorded before it (ids follow the order of recording), and fanned out.
+    Inside a savepoint an event is written at once, ahead of the transaction's pending ones (no
+    code records events in one today)."""
     values = {
         "account_id": account_id,
         "type": type_,
