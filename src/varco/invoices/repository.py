@@ -15,7 +15,7 @@ from varco.callbacks.repository import ANY_RECEIVER, CallbackRepository
 from varco.core import blobs
 from varco.core.db import append_row, detached_row, get_for_update, lock_many, locked_rows
 from varco.core.dialects import per_dialect
-from varco.core.uow import UnitOfWork
+from varco.core.uow import Fact, UnitOfWork
 from varco.invoices.models import (
     Invoice,
     InvoiceBody,
@@ -36,6 +36,27 @@ _INSERT_TRANSITION = per_dialect(
     )
 )
 _INSERT_BODIES = insert(InvoiceBody.__table__)
+_INSERT_TRANSITIONS = insert(InvoiceTransition.__table__)
+_KEYS_OF = select(InvoiceTransition.invoice_id, InvoiceTransition.key).where(
+    InvoiceTransition.invoice_id.in_(bindparam("ids", expanding=True))
+)
+# invoice id -> keys of its transitions, read by `read_transition_keys` under the invoices' lock and
+# kept current by `apply_event`; dropped with the transaction or a savepoint (UnitOfWork.fact).
+_TRANSITION_KEYS: Fact[dict[int, set[str]]] = Fact("transition keys", dict)
+
+
+class _PendingTransitions:
+    """History rows to write before the commit (`add_transition_at_commit`)."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    def __call__(self, session: UnitOfWork) -> None:
+        rows, self.rows = self.rows, []
+        if rows:
+            session.connection().execute(_INSERT_TRANSITIONS, rows)
+
+
 _NO_BODIES = lazyload(Invoice.bodies)  # a loader option, built once (building one costs more than using it)
 # A notification's file name is its idempotency key: a message received twice is not stored twice.
 _NEW_NOTIFICATION = per_dialect(
@@ -157,6 +178,28 @@ class InvoiceRepository:
         lock_many(self.session, Invoice, invoice_ids, _NO_BODIES)
         locked = locked_rows(self.session, Invoice)
         return [locked[invoice_id] for invoice_id in invoice_ids if invoice_id in locked]
+
+    def read_transition_keys(self, invoice_ids: list[int]) -> None:
+        """Read the transition keys of these invoices, locked by this transaction, in one statement:
+        `transition_keys` then answers from memory (a batch of the drain moves each invoice twice)."""
+        known = self.session.fact(_TRANSITION_KEYS)
+        wanted = [invoice_id for invoice_id in invoice_ids if invoice_id not in known]
+        if not wanted:
+            return
+        for invoice_id in wanted:
+            known[invoice_id] = set()
+        for invoice_id, key in self.session.execute(_KEYS_OF, {"ids": wanted}):
+            known[invoice_id].add(key)
+
+    def transition_keys(self, invoice_id: int) -> set[str] | None:
+        """The keys of the invoice's transitions, if this transaction read them (None otherwise)."""
+        return self.session.fact(_TRANSITION_KEYS).get(invoice_id)
+
+    def add_transition_at_commit(self, values: dict[str, Any]) -> None:
+        """The history row of a move whose key `transition_keys` showed new: written with the
+        transaction's others just before its commit, in one statement. A plain INSERT: a row
+        there after all (written without the invoice's lock) fails the transaction."""
+        self.session.before_commit(_PendingTransitions(), key=_PendingTransitions).rows.append(values)
 
     def has_transition(self, invoice_id: int, key: str) -> bool:
         query = select(InvoiceTransition.id).where(

@@ -269,22 +269,31 @@ def apply_event(
     if invoice is None:
         raise LookupError(f"invoice {invoice_id} does not exist")
     current = InvoiceState(invoice.state)
+    # Keys read for a batch under its invoices' lock (`read_transition_keys`): decided in memory,
+    # the row written at commit. Not in a savepoint, whose rollback would keep that row.
+    known = None if session.in_nested_transaction() else repo.transition_keys(invoice.id)
+    if known is not None and key in known:
+        return invoice, False  # a duplicate of a move made before: a no-op
     try:
         target = next_state(current, event)
     except IllegalTransition:
-        if repo.has_transition(invoice.id, key):
+        if known is None and repo.has_transition(invoice.id, key):
             return invoice, False  # a duplicate of a move made before: not illegal, a no-op
         raise
     now = clock.now()
-    # The unique (invoice_id, key) decides: a key seen before inserts nothing (one statement).
-    if not repo.insert_transition(
-        invoice_id=invoice.id,
-        key=key,
-        event=event.value,
-        from_state=current.value,
-        to_state=target.value,
-        at=now,
-    ):
+    values = {
+        "invoice_id": invoice.id,
+        "key": key,
+        "event": event.value,
+        "from_state": current.value,
+        "to_state": target.value,
+        "at": now,
+    }
+    if known is not None:
+        known.add(key)
+        repo.add_transition_at_commit(values)
+    # Otherwise the unique (invoice_id, key) decides: a key seen before inserts nothing (one statement).
+    elif not repo.insert_transition(**values):
         return invoice, False
     invoice.state = target.value
     invoice.updated_at = now

@@ -34,10 +34,13 @@ def process(uow: UnitOfWork, args: dict[str, Any], clock: Clock) -> None:
 
 
 def lock_invoices(uow: UnitOfWork, batch: list[dict[str, Any]]) -> None:
-    """A batch of stages locks its invoices in one statement (each stage then reads its own), and
-    reads the files of those still to process in another."""
+    """A batch of stages locks its invoices in one statement (each stage then reads its own), reads
+    their transitions' keys in another (each move is then decided in memory and written with the
+    others at commit), and the files of those still to process in a third."""
     ids = [int(args["invoice_id"]) for args in batch]
-    locked = InvoiceRepository(uow).lock(ids)
+    repo = InvoiceRepository(uow)
+    locked = repo.lock(ids)
+    repo.read_transition_keys([invoice.id for invoice in locked])
     blobs.read_ahead(uow, [invoice.blob_id for invoice in locked if processing.to_process(invoice)])
 
 
