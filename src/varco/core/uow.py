@@ -7,6 +7,9 @@ what its change causes, where it causes it:
 - `uow.before_commit(hook, key=...)`: run `hook(uow)` just before the COMMIT, in registration
   order (a hook may register more); if one raises, nothing of the transaction is stored. A key
   registers a hook once per transaction (e.g. one storage-space update for every file stored).
+- `uow.written_at_commit(write).append(item)`: items gathered over the transaction, handed to
+  `write(uow, items)` together just before the COMMIT (one statement for many rows); calling the
+  list (`uow.written_at_commit(write)(uow)`) writes those gathered so far at once.
 - `uow.on_commit(hook, key=...)`: run `hook()` once the COMMIT succeeded (a wake-up, an HTTP
   call); it must not raise, and what it does is not part of the transaction (a crash before it
   runs loses it: what must survive is a row written in the transaction, e.g. a job row).
@@ -60,6 +63,20 @@ class Fact(Generic[T]):
         return f"Fact({self.name!r})"
 
 
+class _Gathered(list):  # type: ignore[type-arg]
+    """Items gathered for one writer (`UnitOfWork.written_at_commit`); called, it writes them."""
+
+    def __init__(self, write: Callable[[UnitOfWork, list[Any]], None]) -> None:
+        super().__init__()
+        self.write = write
+
+    def __call__(self, uow: UnitOfWork) -> None:
+        items = self[:]
+        self.clear()
+        if items:
+            self.write(uow, items)
+
+
 class UnitOfWork(Session):
     """A session whose transaction commits once, with its side effects registered on it."""
 
@@ -85,6 +102,10 @@ class UnitOfWork(Session):
         """Run `hook(uow)` before this transaction's COMMIT, once per key: returns the hook
         registered under the key (a hook may be an object that gathers what it will check)."""
         return self._before.setdefault(hook if key is None else key, hook)  # type: ignore[return-value]
+
+    def written_at_commit(self, write: Callable[[UnitOfWork, list[Any]], None]) -> _Gathered:
+        """This transaction's items for `write`, which gets them before the COMMIT (once per `write`)."""
+        return self.before_commit(_Gathered(write), key=write)
 
     def on_commit(self, hook: A, *, key: Hashable | None = None) -> A:
         """Run `hook()` after this transaction's COMMIT succeeded (once per key); never raises.

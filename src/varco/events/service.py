@@ -57,7 +57,7 @@ def record(
         # the transaction's pending events along (the feed then lists this one before them).
         _write(session, [event])
     elif not CallbackRepository(session).receivers_of(account_id):
-        session.before_commit(_Pending(), key=_Pending).events.append(event)
+        session.written_at_commit(_write).append(event)
         return event
     else:
         write_pending(session)
@@ -66,25 +66,12 @@ def record(
     return event
 
 
-class _Pending:
-    """The transaction's events still to write (`record`), written before its commit."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def __call__(self, session: UnitOfWork) -> None:
-        events, self.events = self.events, []
-        _write(session, events)
-
-
 def write_pending(session: UnitOfWork) -> None:
     """Write the events recorded so far in this transaction (their ids are then set)."""
-    session.before_commit(_Pending(), key=_Pending)(session)
+    session.written_at_commit(_write)(session)
 
 
 def _write(session: UnitOfWork, events: list[Event]) -> None:
-    if not events:
-        return
     rows = [{name: event.__dict__[name] for name in _COLUMNS} for event in events]
     # Append-only: ids without an ORM flush. On PostgreSQL the transaction's first event takes the
     # feed lock in the same statement (the lock before the id), the others follow in one more.

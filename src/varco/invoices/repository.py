@@ -45,16 +45,8 @@ _KEYS_OF = select(InvoiceTransition.invoice_id, InvoiceTransition.key).where(
 _TRANSITION_KEYS: Fact[dict[int, set[str]]] = Fact("transition keys", dict)
 
 
-class _PendingTransitions:
-    """History rows to write before the commit (`add_transition_at_commit`)."""
-
-    def __init__(self) -> None:
-        self.rows: list[dict[str, Any]] = []
-
-    def __call__(self, session: UnitOfWork) -> None:
-        rows, self.rows = self.rows, []
-        if rows:
-            session.connection().execute(_INSERT_TRANSITIONS, rows)
+def _insert_transitions(session: UnitOfWork, rows: list[dict[str, Any]]) -> None:
+    session.connection().execute(_INSERT_TRANSITIONS, rows)
 
 
 _NO_BODIES = lazyload(Invoice.bodies)  # a loader option, built once (building one costs more than using it)
@@ -199,7 +191,7 @@ class InvoiceRepository:
         """The history row of a move whose key `transition_keys` showed new: written with the
         transaction's others just before its commit, in one statement. A plain INSERT: a row
         there after all (written without the invoice's lock) fails the transaction."""
-        self.session.before_commit(_PendingTransitions(), key=_PendingTransitions).rows.append(values)
+        self.session.written_at_commit(_insert_transitions).append(values)
 
     def has_transition(self, invoice_id: int, key: str) -> bool:
         query = select(InvoiceTransition.id).where(
