@@ -119,9 +119,9 @@ class Settings(BaseSettings):
     # (core/jobs.py; docs/architecture.md, "Jobs in batches"). 1 turns batching off.
     job_batch: int = Field(default=8, ge=1, le=100)
     # PostgreSQL: how long a worker that claimed fewer than job_batch of them waits for more to come
-    # due before it runs them (docs/architecture.md, "Jobs in batches"); 0 runs them at once.
+    # due before it runs them (docs/architecture.md, "Gathering a batch"); 0 runs them at once.
     job_batch_wait: Duration = Field(
-        default=timedelta(milliseconds=100), ge=timedelta(0), le=timedelta(seconds=5)
+        default=timedelta(milliseconds=250), ge=timedelta(0), le=timedelta(seconds=5)
     )
     # In-process worker threads for `varco serve` in embedded mode.
     embedded_workers: int = 2
