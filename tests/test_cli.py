@@ -171,6 +171,8 @@ def test_production_profile_refuses_default_secret_and_sqlite(tmp_path):
         ("VARCO_JOB_BATCH", "0", "greater than or equal to 1"),
         ("VARCO_JOB_BATCH", "many", "valid integer"),
         ("VARCO_EMBEDDED_WORKERS", "two", "valid integer"),
+        ("VARCO_WORKER_NICE", "-5", "greater than or equal to 0"),  # would raise it, as root
+        ("VARCO_WORKER_NICE", "20", "less than or equal to 19"),
     ],
 )
 def test_a_bad_setting_is_refused_by_name(tmp_path, variable, value, fragment):

@@ -147,16 +147,22 @@ def seed_demo() -> None:
 
 @app.command()
 def worker(workers: Annotated[int, typer.Option(min=1, max=64, help="Worker threads")] = 2) -> None:
-    """Run background workers (and the reconciler) until stopped: SIGTERM lets the running jobs
-    finish (VARCO_SHUTDOWN_TIMEOUT), a second SIGTERM or SIGINT stops at once."""
+    """Run background workers (and the reconciler) until stopped, at a lower CPU priority
+    (VARCO_WORKER_NICE): SIGTERM lets the running jobs finish (VARCO_SHUTDOWN_TIMEOUT), a second
+    SIGTERM or SIGINT stops at once."""
     from varco.app import configure_logging, configure_metrics
     from varco.core.jobs import get_queue
     from varco.core.worker import run_standalone
 
+    settings = settings_or_exit()
+    if settings.worker_nice:
+        # First: on Linux it applies to the calling thread and to the threads it starts later
+        # (the log writer's among them), not to those already running.
+        os.nice(settings.worker_nice)
     configure_logging()
     configure_metrics()
     prepare_database()
-    run_standalone(get_queue(), workers, settings_or_exit().shutdown_timeout.total_seconds())
+    run_standalone(get_queue(), workers, settings.shutdown_timeout.total_seconds())
 
 
 @app.command()

@@ -125,6 +125,10 @@ class Settings(BaseSettings):
     )
     # In-process worker threads for `varco serve` in embedded mode.
     embedded_workers: int = 2
+    # `varco worker` lowers its CPU priority by this much at start (os.nice): on a machine it shares
+    # with API processes, requests are served first and the jobs take the rest (docs/operations.md,
+    # "Processes"). 0 leaves it as started.
+    worker_nice: int = Field(default=10, ge=0, le=19)
     # Graceful shutdown (docs/operations.md, Shutdown): on SIGTERM `varco serve` and `varco worker`
     # take no new requests or jobs at once; those in flight get this long, counted from the signal,
     # to finish. A job cut off stays pending and the reconciler runs it again. Keep it below the
