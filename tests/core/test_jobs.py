@@ -312,6 +312,36 @@ def test_on_postgresql_a_partial_batch_waits_for_jobs_that_come_due_until_it_is_
     assert queue.drain() == 4 and len(TRANSACTIONS) == 3  # the wake-ups find them done
 
 
+def test_a_stopping_worker_takes_no_new_job_into_the_batch_it_gathers(db, clock, queue, configure):
+    """Told to stop while it gathers, a worker runs what it holds and claims nothing more: jobs that
+    come due after the stop are the next worker's (tests/test_shutdown.py, a real `varco worker`)."""
+    with unit_of_work() as session:
+        if dialect_of(session).one_writer:
+            pytest.skip("SQLite: a batch runs at once, never gathers")
+    configure(job_batch=3, job_batch_wait=5)
+    with unit_of_work() as session:
+        first = enqueue(session, BATCHED, username=unique_name())
+    stop = threading.Event()
+    outcome: list[str] = []
+
+    def worker_thread() -> None:
+        jobs.bind_stop_flag(stop)  # as each huey worker thread does before it runs a job
+        outcome.append(run_job(first.id))
+
+    gatherer = threading.Thread(target=worker_thread)
+    gatherer.start()
+    _until_gathering(gatherer)
+    stop.set()
+    started = time.monotonic()
+    with unit_of_work() as session:
+        later = enqueue(session, BATCHED, username=unique_name())
+    gatherer.join(30)
+    assert outcome == ["done"] and time.monotonic() - started < 4  # it did not wait the 5 s either
+    assert _status(first.id) == "done" and _status(later.id) == "pending"
+    with unit_of_work() as session:
+        assert session.get_one(JobRow, later.id).attempts == 0
+
+
 def test_a_partial_batch_runs_after_the_wait_or_at_once_on_sqlite(db, clock, queue, configure):
     with unit_of_work() as session:
         one_writer = dialect_of(session).one_writer

@@ -392,6 +392,21 @@ def gathering() -> bool:
     return _state().gathering.busy()
 
 
+_worker_thread = threading.local()
+
+
+def bind_stop_flag(stop: threading.Event) -> None:
+    """The stop flag of the worker that runs jobs in this thread (core/worker.py). Once it is set,
+    a batch takes no job beyond those it has claimed: a stopping worker takes no new job, not even
+    into the batch it is gathering (those are left to the next worker)."""
+    _worker_thread.stop = stop
+
+
+def _stopping() -> bool:
+    stop = getattr(_worker_thread, "stop", None)
+    return stop is not None and stop.is_set()
+
+
 @dataclass
 class _ProcessState:
     """What this process's workers share about one database (tests switch databases, whose job
@@ -488,7 +503,8 @@ def _run_job(job_id: int, state: _ProcessState, *, hand_over: bool) -> str:
                 return "pending"  # not due: the reconciler sends it again when it is
             running = _Run.of(row)
             runs.append(running)
-            if running.first and get_settings().job_batch > 1 and _registry.batches(row.name):
+            batching = running.first and get_settings().job_batch > 1 and _registry.batches(row.name)
+            if batching and not _stopping():  # a stopping worker takes no more than its job
                 if hand_over and state.gathering.busy():
                     raise _HandOver()
                 runs += _claim_more(uow, row.name, runs, clock)
@@ -571,6 +587,8 @@ def _gather(
     poll = settings.job_batch_wait.total_seconds() / 4
     while len(runs) < settings.job_batch and (left := deadline - time.monotonic()) > 0:
         state.gathering.wait_asked(min(left, poll))
+        if _stopping():
+            return  # told to stop while waiting: what it holds runs, nothing more is taken
         more = _claim_more(uow, name, runs, clock)
         runs += more
         _hold(state, more)

@@ -19,7 +19,7 @@ from typing import Any
 
 from huey.consumer import Consumer, Worker
 
-from varco.core.jobs import Doorbell, JobQueue
+from varco.core.jobs import Doorbell, JobQueue, bind_stop_flag
 from varco.core.scheduler import Scheduler
 
 log = logging.getLogger("varco.worker")
@@ -56,6 +56,7 @@ class _Worker(Worker):
             return
         self.delay = self.default_delay
         self.running = task
+        bind_stop_flag(self.stop_flag)  # a batch it gathers takes nothing new once stopping
         try:
             self.huey.execute(task, now)
         except Exception:
