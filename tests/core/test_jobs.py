@@ -282,15 +282,22 @@ def _until_gathering(thread: threading.Thread) -> None:
         time.sleep(0.005)
 
 
+def _a_batched_job_gathered_on_postgresql(configure) -> JobRow:
+    """A batching job whose batch of 3 waits up to 5 s for more (PostgreSQL: SQLite never waits)."""
+    with unit_of_work() as session:
+        if dialect_of(session).one_writer:
+            pytest.skip(
+                "SQLite: a batch runs at once, never gathers (waiting would hold its one writer's lock)"
+            )
+    configure(job_batch=3, job_batch_wait=5)
+    with unit_of_work() as session:
+        return enqueue(session, BATCHED, username=unique_name())
+
+
 def test_on_postgresql_a_partial_batch_waits_for_jobs_that_come_due_until_it_is_full(
     db, clock, queue, configure
 ):
-    with unit_of_work() as session:
-        if dialect_of(session).one_writer:
-            pytest.skip("SQLite: waiting would hold the one writer's lock (the next test)")
-    configure(job_batch=3, job_batch_wait=5)
-    with unit_of_work() as session:
-        first = enqueue(session, BATCHED, username=unique_name())
+    first = _a_batched_job_gathered_on_postgresql(configure)
     TRANSACTIONS.clear()
     outcome: list[str] = []
     gatherer = threading.Thread(target=lambda: outcome.append(run_job(first.id)))
@@ -315,12 +322,7 @@ def test_on_postgresql_a_partial_batch_waits_for_jobs_that_come_due_until_it_is_
 def test_a_stopping_worker_takes_no_new_job_into_the_batch_it_gathers(db, clock, queue, configure):
     """Told to stop while it gathers, a worker runs what it holds and claims nothing more: jobs that
     come due after the stop are the next worker's (tests/test_shutdown.py, a real `varco worker`)."""
-    with unit_of_work() as session:
-        if dialect_of(session).one_writer:
-            pytest.skip("SQLite: a batch runs at once, never gathers")
-    configure(job_batch=3, job_batch_wait=5)
-    with unit_of_work() as session:
-        first = enqueue(session, BATCHED, username=unique_name())
+    first = _a_batched_job_gathered_on_postgresql(configure)
     stop = threading.Event()
     outcome: list[str] = []
 
