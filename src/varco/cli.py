@@ -151,7 +151,7 @@ def worker(workers: Annotated[int, typer.Option(min=1, max=64, help="Worker thre
     (VARCO_WORKER_NICE): SIGTERM lets the running jobs finish (VARCO_SHUTDOWN_TIMEOUT), a second
     SIGTERM or SIGINT stops at once."""
     from varco.app import configure_logging, configure_metrics
-    from varco.core.jobs import get_queue
+    from varco.core.jobs import get_queue, work_ahead_of_the_lock
     from varco.core.worker import run_standalone
 
     settings = settings_or_exit()
@@ -162,6 +162,7 @@ def worker(workers: Annotated[int, typer.Option(min=1, max=64, help="Worker thre
     configure_logging()
     configure_metrics()
     prepare_database()
+    work_ahead_of_the_lock()  # on SQLite, beside a `varco serve` that writes to the same file
     run_standalone(get_queue(), workers, settings.shutdown_timeout.total_seconds())
 
 

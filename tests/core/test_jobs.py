@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from datetime import timedelta
@@ -17,6 +18,7 @@ from varco.core.db import unit_of_work
 from varco.core.dialects import dialect_of
 from varco.core.jobs import Task, enqueue, follow_on, reconcile, run_job
 from varco.core.models import JobRow
+from varco.core.uow import Fact
 from varco.settings import get_settings
 
 RUNS: list[str] = []
@@ -29,6 +31,9 @@ THEN_FOLLOW_ON = Task("tests.then_follow_on", ("first", "second"))
 FOLLOW_ON = Task("tests.follow_on", ("username",))
 BATCHED = Task("tests.batched", ("username",), batches=True)
 SIGNAL = Task("tests.signal")
+AHEAD = Task("tests.ahead", ("username",), batches=True)
+WORKED_OUT = Fact("tests: worked out", lambda: "in the transaction", per_job=True)
+AHEAD_CALLS: list[tuple[list[str], bool]] = []  # the usernames it was given, the lock free then
 
 
 @pytest.fixture(autouse=True)
@@ -39,6 +44,7 @@ def _test_tasks(queue):  # the queue fixture installs the app's registry
     registry.add(THEN_FOLLOW_ON, _then_follow_on)
     registry.add(FOLLOW_ON, _follow_on)
     registry.add(BATCHED, _create_or_fail)
+    registry.add(AHEAD, _found_worked_out, ahead=_work_out)
 
 
 def _create_account(session, args, clock):
@@ -54,6 +60,24 @@ def _create_or_fail(session, args, clock):
         RUNS.append(args["username"])
         raise RuntimeError("boom")
     _create_account(session, args, clock)
+
+
+def _work_out(session, batch, clock):
+    probe = sqlite3.connect(session.get_bind().url.database, timeout=0, isolation_level=None)
+    try:
+        probe.execute("BEGIN IMMEDIATE")  # fails if anyone holds SQLite's write lock
+        probe.execute("ROLLBACK")
+        free = True
+    except sqlite3.OperationalError:
+        free = False
+    finally:
+        probe.close()
+    AHEAD_CALLS.append(([args["username"] for args in batch], free))
+    return [{WORKED_OUT: f"ahead for {args['username']}"} for args in batch]
+
+
+def _found_worked_out(session, args, clock):
+    RUNS.append(f"{args['username']}: {session.fact(WORKED_OUT)}")
 
 
 def _explode(session, args, clock):
@@ -239,6 +263,42 @@ def test_due_first_attempts_of_a_batching_kind_run_in_the_transaction_of_one_wak
     assert [_status(row.id) for row in rows] == ["done"] * 3 and all(map(_account_exists, names))
     assert queue.drain() == 3  # the others' wake-ups find them done and run nothing
     assert RUNS == names
+
+
+@pytest.fixture
+def ahead_of_the_lock():
+    """As `varco worker` runs (cli.py): its batches work ahead of SQLite's write lock."""
+    jobs.work_ahead_of_the_lock()
+    yield
+    jobs.work_ahead_of_the_lock(False)
+
+
+def test_a_worker_process_on_sqlite_works_ahead_of_the_write_lock_for_the_batch_it_foresees(
+    db, clock, queue, ahead_of_the_lock
+):
+    names = [unique_name() for _ in range(3)]
+    with unit_of_work() as session:
+        rows = [enqueue(session, AHEAD, username=name) for name in names]
+    RUNS.clear()
+    AHEAD_CALLS.clear()
+    assert run_job(rows[0].id) == "done"
+    if dialect_of(session).one_writer:
+        assert AHEAD_CALLS == [(names, True)]  # once, for the whole batch, with the lock free
+        assert RUNS == [f"{name}: ahead for {name}" for name in names]  # each found its own
+    else:  # PostgreSQL locks rows, not the database: nothing to gain, the work stays in the batch
+        assert AHEAD_CALLS == [] and RUNS == [f"{name}: in the transaction" for name in names]
+    assert [_status(row.id) for row in rows] == ["done"] * 3
+
+
+def test_workers_inside_varco_serve_do_no_work_ahead_of_the_lock(db, clock, queue):
+    # Their threads share one interpreter with the requests: the work would gain nothing outside.
+    name = unique_name()
+    with unit_of_work() as session:
+        row = enqueue(session, AHEAD, username=name)
+    RUNS.clear()
+    AHEAD_CALLS.clear()
+    assert run_job(row.id) == "done"
+    assert AHEAD_CALLS == [] and RUNS == [f"{name}: in the transaction"]
 
 
 def test_the_batch_is_at_most_job_batch_jobs(db, clock, queue, configure):

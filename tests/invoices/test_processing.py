@@ -12,6 +12,7 @@ from tests.invoices.test_upload import invoices_of, upload
 from varco.accounts import service as accounts
 from varco.accounts.models import Delegation, DelegationStatus
 from varco.audit.service import SYSTEM
+from varco.core import jobs
 from varco.core.clock import current_clock
 from varco.core.db import unit_of_work
 from varco.core.jobs import run_job
@@ -50,6 +51,27 @@ def test_extra_schema_failure_ends_in_processing_error_with_fatrsm212(client, qu
     assert invoice.sdi_id is None
     assert [e["code"] for e in invoice.sdi_errors] == ["FATRSM212"]
     assert invoice.sdi_errors[0]["description"].startswith("00400 - ")
+
+
+def test_checked_ahead_of_the_lock_a_batch_ends_as_checked_inside_it(client, queue):
+    # `varco worker` on SQLite checks a batch's files before it takes the write lock (core/jobs.py,
+    # invoices/tasks.py check_ahead): the outcome is the same as checked under it.
+    account = make_account(vat_code=SUPPLIER_VAT)
+    token = sign_in(client, account.username)
+    refused = (VARIANTS / "00400_line_without_natura.xml").read_bytes()
+    good = invoice_xml()
+    assert upload(client, token, refused).json()["errorCode"] == "0000"
+    assert upload(client, token, good).json()["errorCode"] == "0000"
+    jobs.work_ahead_of_the_lock()
+    try:
+        queue.drain()
+    finally:
+        jobs.work_ahead_of_the_lock(False)
+    first, second = sorted(invoices_of(account.id), key=lambda invoice: invoice.id)
+    assert first.state == InvoiceState.ERRORE_ELABORAZIONE
+    assert [e["code"] for e in first.sdi_errors] == ["FATRSM212"]
+    assert first.sdi_errors[0]["description"].startswith("00400 - ")
+    assert second.state == InvoiceState.CONSEGNATA, history(second.id)
 
 
 def test_several_findings_are_all_reported(client, queue):

@@ -143,9 +143,15 @@ def content(uow: UnitOfWork, blob_id: int) -> bytes:
 def read_ahead(uow: UnitOfWork, blob_ids: list[int]) -> None:
     """Read the files of a batch's jobs in one statement (those up to READ_AHEAD_MAX_SIZE; larger
     ones are read by their job): `content` then needs no query for them."""
-    if blob_ids:
-        rows = uow.execute(_READ_AHEAD, {"ids": blob_ids, "max_size": READ_AHEAD_MAX_SIZE})
-        uow.fact(_AHEAD).update((blob_id, data) for blob_id, data in rows)
+    uow.fact(_AHEAD).update(read_small(uow, blob_ids))
+
+
+def read_small(uow: UnitOfWork, blob_ids: list[int]) -> dict[int, bytes]:
+    """The files among these up to READ_AHEAD_MAX_SIZE, by id, in one statement."""
+    if not blob_ids:
+        return {}
+    rows = uow.execute(_READ_AHEAD, {"ids": blob_ids, "max_size": READ_AHEAD_MAX_SIZE})
+    return {blob_id: data for blob_id, data in rows}
 
 
 def used_bytes(uow: UnitOfWork, account_id: int) -> int:

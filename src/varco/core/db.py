@@ -22,7 +22,6 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.engine import ExceptionContext
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -187,6 +186,7 @@ def detached_row(model: type[T], values: dict[str, Any], row_id: int | None) -> 
 
 _DEFERRED = "varco_sqlite_deferred"  # execution option: a read-only transaction (see reading())
 _AUTOCOMMIT_READS = "varco_sqlite_autocommit_reads"  # execution option: see reading(then_write=True)
+_NO_BEGIN = {_AUTOCOMMIT_READS: True}
 
 
 def _sqlite_begin_immediate(conn: object) -> None:
@@ -214,30 +214,56 @@ def _begin_immediate(conn: Connection) -> None:
         raise
 
 
-def begin_writing_now(session: Session) -> bool:
+BEGUN, HELD_HERE, HELD_ELSEWHERE = "begun", "held here", "held elsewhere"  # begin_writing_now
+
+
+def begin_writing_now(session: Session) -> str:
     """SQLite: begin the session's write transaction (BEGIN IMMEDIATE) only if nobody holds the
     write lock, in this process or another, and no thread of this process waits for it: never
-    waits. True when begun; False leaves the session without a transaction. For work run on the
-    event loop, which must not wait for a lock that a thread could hold until the loop schedules
-    its commit (core/turns.py)."""
-    if session.in_transaction():
-        return False
-    connection = session.connection(execution_options={_AUTOCOMMIT_READS: True})  # no BEGIN yet
+    waits. For work run on the event loop, which must not wait for a lock that a thread could hold
+    until the loop schedules its commit (core/turns.py).
+
+    The session has no transaction yet, or only the reads of `reading(then_write=True,
+    begin=False)`. Returns BEGUN, or who holds the lock: HELD_HERE (a thread of this process has
+    it or waits for it) or HELD_ELSEWHERE (another process: waiting for it cannot block on this
+    process's threads). When not begun, a session without a transaction is left without one, and
+    reads done before stay loaded (no rollback)."""
+    reads_before = session.in_transaction()
+    if reads_before and not session.connection().get_execution_options().get(_AUTOCOMMIT_READS):
+        raise RuntimeError("begin_writing_now: the session has begun its transaction already")
+    # No BEGIN yet: the reads' connection, or a new one that begins nothing on its own.
+    connection = session.connection() if reads_before else session.connection(execution_options=_NO_BEGIN)
     dbapi = connection.connection.dbapi_connection
-    if isinstance(dbapi, _QueuedWriters) and not dbapi.acquire_writer(wait=False):
-        session.rollback()
-        return False
+    queued = isinstance(dbapi, _QueuedWriters)
+    if queued and not dbapi.acquire_writer(wait=False):
+        if not reads_before:
+            session.rollback()
+        return HELD_HERE
     try:
         dbapi.execute("PRAGMA busy_timeout=0")  # another process writing: SQLITE_BUSY at once
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # On the driver's connection: a refusal, asked again every half millisecond while another
+        # process writes, costs no SQLAlchemy exception handling.
+        dbapi.execute("BEGIN IMMEDIATE")
     except BaseException as exc:
         dbapi.execute(_BUSY_TIMEOUT)  # before the connection goes back to the pool
-        session.rollback()  # releases the writer lock (_QueuedWriters.rollback)
-        if isinstance(exc, OperationalError):  # database is locked
-            return False
+        if queued:
+            dbapi.release_writer()
+        if not reads_before:
+            session.rollback()
+        if isinstance(exc, sqlite3.OperationalError):  # database is locked
+            return HELD_ELSEWHERE
         raise
     dbapi.execute(_BUSY_TIMEOUT)
-    return True
+    return BEGUN
+
+
+def begin_writing(session: Session) -> None:
+    """Begin the write transaction after `reading(then_write=True, begin=False)`, waiting for the
+    lock as every writer does; nothing to do elsewhere (PostgreSQL, or begun already)."""
+    connection = session.connection()
+    if connection.get_execution_options().get(_AUTOCOMMIT_READS):
+        if not connection.connection.dbapi_connection.in_transaction:  # type: ignore[union-attr]
+            _begin_immediate(connection)
 
 
 class NulInText(BadRequest):
@@ -313,7 +339,7 @@ class Database:
 
 
 @contextmanager
-def reading(session: Session, *, then_write: bool = False) -> Iterator[Session]:
+def reading(session: Session, *, then_write: bool = False, begin: bool = True) -> Iterator[Session]:
     """Reads that take no write lock. On SQLite, when the session has no transaction open yet, they
     run in a deferred transaction of their own, ended on leaving the block (loaded objects stay
     usable), so the write lock is held only by the work after it; otherwise this does nothing.
@@ -322,7 +348,8 @@ def reading(session: Session, *, then_write: bool = False) -> Iterator[Session]:
     `then_write`: the block is followed by writes in the same unit of work (the upload). On SQLite
     its reads then run without a transaction (each statement is atomic on its own; none needs
     another's snapshot) and leaving the block begins the write transaction, BEGIN IMMEDIATE, in
-    the same session transaction: one begin and one commit per request instead of two."""
+    the same session transaction: one begin and one commit per request instead of two. With
+    `begin=False` the caller begins it (`begin_writing`, or `begin_writing_now` on the event loop)."""
     if session.in_transaction() or not dialect_of(session).one_writer:
         yield session
         return
@@ -333,7 +360,8 @@ def reading(session: Session, *, then_write: bool = False) -> Iterator[Session]:
         return
     connection = session.connection(execution_options={_AUTOCOMMIT_READS: True})
     yield session
-    _begin_immediate(connection)
+    if begin:
+        _begin_immediate(connection)
 
 
 _db: Database | None = None

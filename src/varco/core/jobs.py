@@ -30,17 +30,20 @@ from sqlalchemy import bindparam, func, or_, select, update
 
 from varco.core import metrics
 from varco.core.clock import Clock, current_clock
-from varco.core.db import Database, append_row, detached_row, get_database, unit_of_work
+from varco.core.db import Database, append_row, detached_row, get_database, reading, unit_of_work
 from varco.core.dialects import dialect_of, per_dialect
 from varco.core.logs import current_job, current_request_id, new_request_id
 from varco.core.models import JobRow
-from varco.core.uow import UnitOfWork
+from varco.core.uow import Fact, UnitOfWork
 from varco.settings import get_settings
 
 log = logging.getLogger("varco.jobs")
 
 Handler = Callable[[UnitOfWork, dict[str, Any], Clock], None]
 Preparer = Callable[[UnitOfWork, list[dict[str, Any]]], None]
+# Work done before a batch takes the write lock (SQLite): for each job's args, the facts its
+# handler will find in its transaction (see Registry.add).
+Ahead = Callable[[UnitOfWork, list[dict[str, Any]], Clock], list[dict[Fact[Any], Any]]]
 Reconciler = Callable[[], object]
 MAX_ATTEMPTS = 10
 _RESEND_PER_RUN = 1000  # lost wake-ups re-sent by one reconciler run; the next minute sends more
@@ -73,24 +76,39 @@ class Registry:
     def __init__(self) -> None:
         self._handlers: dict[str, Handler] = {}
         self._batching: dict[str, Preparer | None] = {}
+        self._ahead: dict[str, Ahead] = {}
         self.reconcilers: list[Reconciler] = []
 
-    def add(self, task: Task, handler: Handler, *, prepare: Preparer | None = None) -> None:
+    def add(
+        self, task: Task, handler: Handler, *, prepare: Preparer | None = None, ahead: Ahead | None = None
+    ) -> None:
         """`handler(uow, args, clock)` runs `task`; it must be idempotent (it may run again after a crash).
 
         `prepare(uow, [args, ...])`, for a task that batches, runs before a batch's handlers: it
-        reads for all of them at once what each would read alone (the rows they lock)."""
+        reads for all of them at once what each would read alone (the rows they lock).
+
+        `ahead(uow, [args, ...], clock)`, for a task that batches, runs on SQLite before the batch
+        takes the one write lock, in a transaction that only reads: the CPU work of each job that
+        depends on nothing the lock guards (checking a file), so that the lock is held by writes
+        alone (docs/architecture.md, "Work ahead of the lock"). It returns, for each args, facts
+        that its handler then finds in its transaction (`uow.fact`); a job it did not foresee, or
+        whose fact no longer matches, does the work itself, so it only ever saves time."""
         if self._handlers.get(task.name, handler) is not handler:
             raise ValueError(f"job {task.name} has a handler already")
         self._handlers[task.name] = handler
         if task.batches:
             self._batching[task.name] = prepare
+            if ahead is not None:
+                self._ahead[task.name] = ahead
 
     def batches(self, name: str) -> bool:
         return name in self._batching
 
     def preparer(self, name: str) -> Preparer | None:
         return self._batching.get(name)
+
+    def ahead(self, name: str) -> Ahead | None:
+        return self._ahead.get(name)
 
     def reconciler(self, fn: Reconciler) -> None:
         """Run `fn()` every minute after the job reconciler (it finds stuck rows)."""
@@ -133,8 +151,9 @@ _CLAIMED = (
 # again if it fails; waiting for its commit would only idle this worker. (SQLite: writers take
 # turns at BEGIN IMMEDIATE, so no row is ever held by another writer.)
 _CLAIM = select(*_CLAIMED).where(_JOBS.c.id == bindparam("job_id")).with_for_update(skip_locked=True)
+_PEEK = select(*_CLAIMED).where(_JOBS.c.id == bindparam("job_id"))
 # The other due first attempts of a batching kind, oldest wake-up first (ix_jobs_status_sent_at).
-_CLAIM_MORE = (
+_DUE_MORE = (
     select(*_CLAIMED)
     .where(
         _JOBS.c.status == "pending",
@@ -146,8 +165,8 @@ _CLAIM_MORE = (
     )
     .order_by(_JOBS.c.sent_at)
     .limit(bindparam("limit"))
-    .with_for_update(skip_locked=True)
 )
+_CLAIM_MORE = _DUE_MORE.with_for_update(skip_locked=True)
 _DONE = (
     update(_JOBS)
     .where(_JOBS.c.id.in_(bindparam("job_ids", expanding=True)))
@@ -407,6 +426,26 @@ def _stopping() -> bool:
     return stop is not None and stop.is_set()
 
 
+class _Ahead:
+    """Job ids whose work ahead of the lock a thread of this process is doing (`_work_ahead`):
+    another thread foresees a batch without them, rather than doing that work twice."""
+
+    def __init__(self) -> None:
+        self._ids: set[int] = set()
+        self._lock = threading.Lock()
+
+    def take(self, ids: list[int], held: _Held) -> list[int]:
+        """Those of `ids` that no thread works ahead on and no batch holds, now this thread's."""
+        with self._lock:
+            taken = [job_id for job_id in ids if job_id not in self._ids and job_id not in held]
+            self._ids.update(taken)
+        return taken
+
+    def release(self, ids: list[int]) -> None:
+        with self._lock:
+            self._ids.difference_update(ids)
+
+
 @dataclass
 class _ProcessState:
     """What this process's workers share about one database (tests switch databases, whose job
@@ -414,6 +453,7 @@ class _ProcessState:
 
     held: _Held
     gathering: _Gathering
+    ahead: _Ahead
 
 
 _state_by_database: WeakKeyDictionary[Database, _ProcessState] = WeakKeyDictionary()
@@ -424,7 +464,7 @@ def _state() -> _ProcessState:
     database = get_database()
     with _state_lock:
         if database not in _state_by_database:
-            _state_by_database[database] = _ProcessState(_Held(), _Gathering())
+            _state_by_database[database] = _ProcessState(_Held(), _Gathering(), _Ahead())
         return _state_by_database[database]
 
 
@@ -494,7 +534,9 @@ def _run_job(job_id: int, state: _ProcessState, *, hand_over: bool) -> str:
     started = time.perf_counter()
     runs: list[_Run] = []
     running: _Run | None = None  # the job a failure is charged to
+    ahead: dict[int, dict[Fact[Any], Any]] = {}
     try:
+        ahead = _work_ahead(job_id, state, clock)
         with unit_of_work() as uow:
             row = uow.execute(_CLAIM, {"job_id": job_id}).first()  # Core: no ORM load per job
             if row is None or row.status != "pending":
@@ -521,7 +563,7 @@ def _run_job(job_id: int, state: _ProcessState, *, hand_over: bool) -> str:
             runs[0].seconds = time.perf_counter() - started  # the claim
             for run in runs:
                 running = run
-                _run_one(uow, run, clock)
+                _run_one(uow, run, clock, ahead.get(run.job_id))
             running = runs[0]  # the last statement or the commit failed: charged to the woken job
             committing = time.perf_counter()
             uow.execute(_DONE, {"job_ids": [run.job_id for run in runs], "now": clock.now()})
@@ -543,6 +585,8 @@ def _run_job(job_id: int, state: _ProcessState, *, hand_over: bool) -> str:
             if others:
                 _send(others)
         return status if running is None or running.job_id == job_id else "pending"
+    finally:
+        state.ahead.release(list(ahead))
 
 
 def _claim_more(uow: UnitOfWork, name: str, runs: list[_Run], clock: Clock) -> list[_Run]:
@@ -594,8 +638,56 @@ def _gather(
         _hold(state, more)
 
 
-def _run_one(uow: UnitOfWork, run: _Run, clock: Clock) -> None:
+_ahead_of_the_lock = False
+
+
+def work_ahead_of_the_lock(enabled: bool = True) -> None:
+    """Let this process's workers do the work of a batch that needs no lock before they take
+    SQLite's write lock (`Registry.add`). For a worker process beside `varco serve` on the same
+    SQLite file (`varco worker`), whose requests then find the lock free sooner. Not for the
+    workers inside `varco serve`: their threads share one interpreter with the requests, so the
+    work gains nothing from being done outside the lock, and foreseeing batches costs reads."""
+    global _ahead_of_the_lock
+    _ahead_of_the_lock = enabled
+
+
+def _work_ahead(job_id: int, state: _ProcessState, clock: Clock) -> dict[int, dict[Fact[Any], Any]]:
+    """SQLite: the work ahead of the write lock (`Registry.add`) for the batch this job would
+    gather, foreseen without the lock: the job and the other due first attempts of its kind that
+    no other thread of this process holds or works ahead on. By job id, the facts each will find
+    in its transaction; the caller releases the ids (`_Ahead.release`) when its batch ends."""
+    database = get_database()
+    if not _ahead_of_the_lock or database.engine.dialect.name != "sqlite" or get_settings().job_batch <= 1:
+        return {}
+    if _stopping():
+        return {}
+    with database.unit_of_work() as uow, reading(uow):
+        row = uow.execute(_PEEK, {"job_id": job_id}).first()
+        if row is None or row.status != "pending" or (ahead := _registry.ahead(row.name)) is None:
+            return {}
+        if row.attempts or row.sent_at != row.created_at or row.run_after > clock.now():
+            return {}  # not a batch's first attempt, or not due
+        more = {
+            "name": row.name,
+            "job_ids": [job_id],
+            "now": clock.now(),
+            "limit": get_settings().job_batch - 1,
+        }
+        rows = {other.id: other for other in [row, *uow.execute(_DUE_MORE, more)]}
+        taken = state.ahead.take(list(rows), state.held)
+        try:
+            args = [{k: v for k, v in rows[i].args.items() if k != REQUEST_ID_ARG} for i in taken]
+            facts = ahead(uow, args, clock) if taken else []
+        except BaseException:
+            state.ahead.release(taken)
+            raise
+    return dict(zip(taken, facts, strict=True))
+
+
+def _run_one(uow: UnitOfWork, run: _Run, clock: Clock, ahead: dict[Fact[Any], Any] | None = None) -> None:
     started = time.perf_counter()
+    for fact, value in (ahead or {}).items():  # worked out before the lock (_work_ahead)
+        uow.remember(fact, value)
     try:
         with run.bound():
             metrics.count(metrics.JOBS, run.name, "started")

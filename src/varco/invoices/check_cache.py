@@ -8,6 +8,7 @@ report instead of parsing and validating the file again.
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from varco import fatturapa
@@ -20,6 +21,11 @@ _CHECKS: Fact[fatturapa.CheckCache] = Fact("file checks", fatturapa.CheckCache, 
 def checks(session: UnitOfWork) -> fatturapa.CheckCache:
     """This transaction's checks (the reports are shared: read them, never change them)."""
     return session.fact(_CHECKS)
+
+
+def checked_ahead(cache: fatturapa.CheckCache) -> dict[Fact[Any], Any]:
+    """The facts that give a job the checks run for it before its transaction (core/jobs.py)."""
+    return {_CHECKS: cache}
 
 
 def receipt_day(at: datetime) -> date:

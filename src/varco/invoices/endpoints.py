@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from dataclasses import dataclass
+from functools import partial
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
+from varco.accounts.models import Account
 from varco.auth.dependencies import authenticated
 from varco.core import idempotency, metrics
 from varco.core.bodies import carries_file
@@ -20,7 +23,7 @@ from varco.core.requests import annotate
 from varco.core.turns import run_writing
 from varco.core.uow import UnitOfWork
 from varco.invoices.schemas import UploadRequest, UploadResult
-from varco.invoices.service import Upload, UploadRefused, check_upload, store_upload
+from varco.invoices.service import Checked, Upload, UploadRefused, check_upload, store_upload
 from varco.settings import get_settings
 
 router = shaped_router(Shape.UPLOAD, tags=["invoice transmission"])  # §2.8
@@ -49,14 +52,26 @@ _RESPONSES = {
 }
 
 
-def _upload(request: Request, raw: bytes, signed: bool, session: UnitOfWork) -> UploadResult:
-    """The whole request in one go, in the threadpool or on the event loop (core/turns.py; this is
-    the path clients hit hardest): the bearer check and §8 guard first, as `Caller` would run them,
-    then the body, the checks and the store.
+@dataclass(frozen=True)
+class _Read:
+    """What the upload's reads and checks decided, for its write part."""
+
+    caller: Account
+    checked: Checked
+    key: str | None
+    route: str
+    body_sha256: str
+
+
+def _read(request: Request, raw: bytes, signed: bool, session: UnitOfWork) -> UploadResult | _Read:
+    """The reads and checks of an upload, before the write lock (core/turns.py; this is the path
+    clients hit hardest): the bearer check and §8 guard first, as `Caller` would run them, then the
+    body and the checks. An idempotent request answered before gets that answer.
     Settings and clock are read here, not injected: each dependency costs the hottest path a hop."""
     settings, clock = get_settings(), current_clock()
     route = "uploadSigned" if signed else "upload"
-    with reading(session, then_write=True):  # one transaction for the request (SQLite: see reading)
+    # One transaction for the request: on SQLite these reads take no lock (see reading).
+    with reading(session, then_write=True, begin=False):
         caller = authenticated(request, session, clock)
         body = _body(raw)
         key = idempotency.key_of(request)
@@ -73,10 +88,17 @@ def _upload(request: Request, raw: bytes, signed: bool, session: UnitOfWork) -> 
             dry_run=body.dryRun,
         )
         checked = check_upload(session, caller, upload, settings)
-    if key and (first := idempotency.claim(session, caller.id, route, key, body_sha256, clock)):
+    return _Read(caller, checked, key, route, body_sha256)
+
+
+def _write(request: Request, session: UnitOfWork, read: _Read) -> UploadResult:
+    """The checks that need the write lock, the store, the commit."""
+    settings, clock = get_settings(), current_clock()
+    caller, key, route = read.caller, read.key, read.route
+    if key and (first := idempotency.claim(session, caller.id, route, key, read.body_sha256, clock)):
         return UploadResult.model_validate(first)  # a copy sent at the same time went first
-    accepted = store_upload(session, caller, checked, settings, clock)
-    text = "Dry run: checks passed, nothing sent" if upload.dry_run else "Operation done"
+    accepted = store_upload(session, caller, read.checked, settings, clock)
+    text = "Dry run: checks passed, nothing sent" if read.checked.upload.dry_run else "Operation done"
     result = UploadResult(
         uploadFileName=accepted.filename,
         errorCode="0000",
@@ -85,7 +107,9 @@ def _upload(request: Request, raw: bytes, signed: bool, session: UnitOfWork) -> 
     if key:
         idempotency.answered(session, caller.id, route, key, result.model_dump())
     session.commit()  # here, not after the response is built: on SQLite this frees the write lock sooner
-    annotate(request.scope, file_name=accepted.filename, dry_run=upload.dry_run)  # in the request's line
+    annotate(
+        request.scope, file_name=accepted.filename, dry_run=read.checked.upload.dry_run
+    )  # in the request's line
     return result
 
 
@@ -144,7 +168,13 @@ async def upload_signed(request: Request, session: SessionDep) -> UploadResult:
 async def _read_and_upload(request: Request, session: UnitOfWork, *, signed: bool) -> UploadResult:
     raw = await request.body()
     brief = not signed and _brief(raw)
-    return await run_writing(session, _upload, request, raw, signed, session, brief=brief)
+    return await run_writing(
+        session,
+        partial(_read, request, raw, signed, session),
+        partial(_write, request, session),
+        done=UploadResult,
+        brief=brief,
+    )
 
 
 async def _counted(upload: Awaitable[UploadResult]) -> UploadResult:

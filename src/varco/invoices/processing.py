@@ -56,7 +56,9 @@ def to_process(invoice: Invoice) -> bool:
 
 def _process(session: UnitOfWork, invoice: Invoice, clock: Clock) -> None:
     content = blobs.content(session, invoice.blob_id)
-    errors = account_errors(session, invoice) or file_errors(invoice, content, clock, checks(session))
+    errors = account_errors(session, invoice) or file_errors(
+        invoice.skip_extra_schema, content, clock, checks(session)
+    )
     if errors:
         invoices.apply_event(
             session, invoice.id, InvoiceEvent.CHECKS_FAILED, key="process", clock=clock, sdi_errors=errors
@@ -100,11 +102,11 @@ def _still_delegated(session: UnitOfWork, uploader: Account, taxpayer: Account) 
 
 
 def file_errors(
-    invoice: Invoice, content: bytes, clock: Clock, cache: fatturapa.CheckCache
+    skip_extra_schema: bool, content: bytes, clock: Clock, cache: fatturapa.CheckCache
 ) -> list[dict[str, str]]:
     """The file checks the service runs after accepting it (§7.3a)."""
     options = fatturapa.CheckOptions(
-        skip_extra_schema=invoice.skip_extra_schema,
+        skip_extra_schema=skip_extra_schema,
         received_date=receipt_day(clock.now()),
         max_bytes=len(content) + 1,
     )
