@@ -32,6 +32,7 @@ FOLLOW_ON = Task("tests.follow_on", ("username",))
 BATCHED = Task("tests.batched", ("username",), batches=True)
 SIGNAL = Task("tests.signal")
 AHEAD = Task("tests.ahead", ("username",), batches=True)
+AHEAD_FAILS = Task("tests.ahead_fails", ("username",), batches=True)
 WORKED_OUT = Fact("tests: worked out", lambda: "in the transaction", per_job=True)
 AHEAD_CALLS: list[tuple[list[str], bool]] = []  # the usernames it was given, the lock free then
 
@@ -45,6 +46,7 @@ def _test_tasks(queue):  # the queue fixture installs the app's registry
     registry.add(FOLLOW_ON, _follow_on)
     registry.add(BATCHED, _create_or_fail)
     registry.add(AHEAD, _found_worked_out, ahead=_work_out)
+    registry.add(AHEAD_FAILS, _found_worked_out, ahead=_explode)
 
 
 def _create_account(session, args, clock):
@@ -288,6 +290,17 @@ def test_a_worker_process_on_sqlite_works_ahead_of_the_write_lock_for_the_batch_
     else:  # PostgreSQL locks rows, not the database: nothing to gain, the work stays in the batch
         assert AHEAD_CALLS == [] and RUNS == [f"{name}: in the transaction" for name in names]
     assert [_status(row.id) for row in rows] == ["done"] * 3
+
+
+def test_work_ahead_that_fails_leaves_the_work_to_the_batch(db, clock, queue, ahead_of_the_lock):
+    # It only ever saves time: its failure is not the jobs'.
+    names = [unique_name() for _ in range(2)]
+    with unit_of_work() as session:
+        rows = [enqueue(session, AHEAD_FAILS, username=name) for name in names]
+    RUNS.clear()
+    assert run_job(rows[0].id) == "done"
+    assert RUNS == [f"{name}: in the transaction" for name in names]
+    assert [_status(row.id) for row in rows] == ["done"] * 2
 
 
 def test_workers_inside_varco_serve_do_no_work_ahead_of_the_lock(db, clock, queue):

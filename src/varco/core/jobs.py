@@ -661,6 +661,16 @@ def _work_ahead(job_id: int, state: _ProcessState, clock: Clock) -> dict[int, di
         return {}
     if _stopping():
         return {}
+    try:
+        return _foresee(database, job_id, state, clock)
+    except Exception:  # noqa: BLE001 - it only saves time: the batch does the work under the lock
+        log.warning("work ahead of the lock for job %s failed; the batch does it", job_id, exc_info=True)
+        return {}
+
+
+def _foresee(
+    database: Database, job_id: int, state: _ProcessState, clock: Clock
+) -> dict[int, dict[Fact[Any], Any]]:
     with database.unit_of_work() as uow, reading(uow):
         row = uow.execute(_PEEK, {"job_id": job_id}).first()
         if row is None or row.status != "pending" or (ahead := _registry.ahead(row.name)) is None:

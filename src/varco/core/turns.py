@@ -42,7 +42,7 @@ async def run_writing(
     """`read()`, whose reads take no write lock (`reading(session, then_write=True, begin=False)`),
     then `write(read())` in the write transaction, unless `read()` returned a `done` answer (a
     replayed idempotent request). In the threadpool; on SQLite the requests of this process that
-    call this take turns at the write part, waiting in the event loop rather than in threads:
+    call this take turns, waiting in the event loop rather than in threads:
     SQLite admits one writer at a time anyway, and threads interleaving under the GIL only add
     switches (docs/performance.md). On PostgreSQL they run side by side: rows lock, not the
     database, and network waits overlap.
