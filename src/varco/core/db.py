@@ -186,7 +186,7 @@ def detached_row(model: type[T], values: dict[str, Any], row_id: int | None) -> 
 
 _DEFERRED = "varco_sqlite_deferred"  # execution option: a read-only transaction (see reading())
 _AUTOCOMMIT_READS = "varco_sqlite_autocommit_reads"  # execution option: see reading(then_write=True)
-_NO_BEGIN = {_AUTOCOMMIT_READS: True}
+_NO_BEGIN = {_AUTOCOMMIT_READS: True}  # a connection that begins nothing on its own
 
 
 def _sqlite_begin_immediate(conn: object) -> None:
@@ -358,7 +358,7 @@ def reading(session: Session, *, then_write: bool = False, begin: bool = True) -
         yield session
         session.commit()
         return
-    connection = session.connection(execution_options={_AUTOCOMMIT_READS: True})
+    connection = session.connection(execution_options=_NO_BEGIN)
     yield session
     if begin:
         _begin_immediate(connection)

@@ -657,9 +657,8 @@ def _work_ahead(job_id: int, state: _ProcessState, clock: Clock) -> dict[int, di
     no other thread of this process holds or works ahead on. By job id, the facts each will find
     in its transaction; the caller releases the ids (`_Ahead.release`) when its batch ends."""
     database = get_database()
-    if not _ahead_of_the_lock or database.engine.dialect.name != "sqlite" or get_settings().job_batch <= 1:
-        return {}
-    if _stopping():
+    sqlite = database.engine.dialect.name == "sqlite"
+    if not _ahead_of_the_lock or not sqlite or get_settings().job_batch <= 1 or _stopping():
         return {}
     try:
         return _foresee(database, job_id, state, clock)

@@ -58,15 +58,12 @@ async def run_writing(
 
     Either way a failure rolls back at once, which frees SQLite's write lock before the loop gets
     to the request's cleanup."""
+    both = (_undone_on_error, session, _read_then_write, session, read, write, done)
     if not dialect_of(session).one_writer:
-        return await run_in_threadpool(
-            _undone_on_error, session, _read_then_write, session, read, write, done
-        )
+        return await run_in_threadpool(*both)
     if not brief:
         async with _turn():
-            return await run_in_threadpool(
-                _undone_on_error, session, _read_then_write, session, read, write, done
-            )
+            return await run_in_threadpool(*both)
     async with _turn():
         first = _undone_on_error(session, read)
         if isinstance(first, done):

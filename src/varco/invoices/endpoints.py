@@ -107,9 +107,8 @@ def _write(request: Request, session: UnitOfWork, read: _Read) -> UploadResult:
     if key:
         idempotency.answered(session, caller.id, route, key, result.model_dump())
     session.commit()  # here, not after the response is built: on SQLite this frees the write lock sooner
-    annotate(
-        request.scope, file_name=accepted.filename, dry_run=read.checked.upload.dry_run
-    )  # in the request's line
+    # In the request's line.
+    annotate(request.scope, file_name=accepted.filename, dry_run=read.checked.upload.dry_run)
     return result
 
 
