@@ -92,9 +92,10 @@ def serve(
     timeout = settings.shutdown_timeout.total_seconds()
     on_signal = []  # what stops taking work at SIGTERM besides uvicorn's listener (core/shutdown.py)
     if worker and settings.embedded:
-        from varco.core.jobs import get_queue
+        from varco.core.jobs import get_queue, hand_over_to_workers_here
         from varco.core.worker import EmbeddedWorker
 
+        hand_over_to_workers_here()  # an upload's checks of its file serve its stage (core/jobs.py)
         embedded = EmbeddedWorker(get_queue(), settings.embedded_workers, timeout)
         application.router.on_startup.append(embedded.start)
         application.router.on_shutdown.append(embedded.stop)

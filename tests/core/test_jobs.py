@@ -484,3 +484,54 @@ def test_an_idle_worker_runs_a_wake_up_of_its_own_process_at_once(db, clock, que
         embedded.stop()
     assert time.monotonic() - started < 5  # the stop rang it awake too
     assert _status(row.id) == "done"
+
+
+def test_wake_ups_for_the_process_s_own_workers_stay_in_memory_until_they_end(db, clock, queue):
+    # `varco serve` with its worker threads on SQLite (core/worker.py EmbeddedWorker): no write to
+    # huey's file per wake-up; what its workers leave untaken goes there when they stop.
+    queue.keep_local()
+    try:
+        names = [unique_name() for _ in range(2)]
+        with unit_of_work() as session:
+            first = enqueue(session, CREATE_ACCOUNT, username=names[0])
+        assert queue.huey.pending_count() == 0 and queue.queued_job_ids() == {first.id}
+        assert queue.drain() == 1 and _account_exists(names[0])
+        with unit_of_work() as session:
+            second = enqueue(session, CREATE_ACCOUNT, username=names[1])
+    finally:
+        queue.end_local()
+    assert queue.huey.pending_count() == 1 and queue.queued_job_ids() == {second.id}
+    with unit_of_work() as session:
+        third = enqueue(session, CREATE_ACCOUNT, username=unique_name())
+    assert queue.queued_job_ids() == {second.id, third.id}  # through huey again
+    assert queue.drain() == 2 and _account_exists(names[1])
+
+
+def test_a_transaction_hands_what_it_worked_out_to_its_job_run_by_this_process(db, clock, queue):
+    # An upload hands its checks of the file to its asynchronous stage (invoices/service.py).
+    names = [unique_name() for _ in range(3)]
+    jobs.hand_over_to_workers_here()
+    try:
+        with unit_of_work() as session:
+            handed = enqueue(session, AHEAD, username=names[0], facts={WORKED_OUT: "handed over"})
+        with pytest.raises(RuntimeError), unit_of_work() as session:
+            enqueue(session, AHEAD, username=names[1], facts={WORKED_OUT: "rolled back"})
+            raise RuntimeError("the request failed")
+        with unit_of_work() as session:
+            plain = enqueue(session, AHEAD, username=names[2])
+    finally:
+        jobs.hand_over_to_workers_here(False)
+    RUNS.clear()
+    assert run_job(handed.id) == "done"  # a batch: it takes the other one along
+    assert RUNS == [f"{names[0]}: handed over", f"{names[2]}: in the transaction"]
+    assert _status(plain.id) == "done"
+
+
+def test_without_workers_in_the_process_nothing_is_handed_over(db, clock, queue):
+    # `varco serve --no-worker`, the CLI: the job runs in another process, which works it out.
+    name = unique_name()
+    with unit_of_work() as session:
+        row = enqueue(session, AHEAD, username=name, facts={WORKED_OUT: "handed over"})
+    RUNS.clear()
+    assert run_job(row.id) == "done"
+    assert RUNS == [f"{name}: in the transaction"]

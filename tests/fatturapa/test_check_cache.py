@@ -45,3 +45,35 @@ def test_a_file_over_the_limit_is_refused_not_cached():
     small = replace(OPTIONS, max_bytes=100)
     assert [f.code for f in cache.sync(data, small).errors] == ["0033"]
     assert cache.sync(data, OPTIONS).accepted
+
+
+def test_an_accepted_report_of_stricter_options_is_adopted_for_looser_ones():
+    # An upload's check (transmitter, issuer, endpoint) serves its asynchronous stage's options.
+    data = invoice_xml()
+    upload = replace(OPTIONS, transmitter_id="IT05555550028", require_signed=False, received_date=None)
+    report = CheckCache().sync(data, upload)
+    assert report.accepted
+    cache = CheckCache()
+    assert cache.adopt(data, report, upload, OPTIONS)
+    assert cache.sync(data, replace(OPTIONS, max_bytes=len(data) + 1)) is report
+    assert _codes(check(data, OPTIONS, cache=cache)) == _codes(check(data, OPTIONS))
+
+
+def test_a_report_is_not_adopted_where_it_may_not_hold():
+    data = invoice_xml()
+    accepted = CheckCache().sync(data, OPTIONS)
+    refused = CheckCache().sync(data, replace(OPTIONS, transmitter_id="IT99999999999"))
+    assert accepted.accepted and not refused.accepted
+    cases = [
+        (refused, replace(OPTIONS, transmitter_id="IT99999999999"), OPTIONS),  # refused: never
+        (accepted, OPTIONS, replace(OPTIONS, skip_extra_schema=True)),  # other rules
+        (accepted, replace(OPTIONS, skip_extra_schema=True), OPTIONS),
+        (accepted, OPTIONS, replace(OPTIONS, transmitter_id="IT05555550028")),  # not checked then
+        (accepted, OPTIONS, replace(OPTIONS, require_signed=True)),
+        (accepted, OPTIONS, replace(OPTIONS, require_trusted=True)),
+        (accepted, OPTIONS, replace(OPTIONS, max_bytes=len(data) - 1)),  # the file is over it
+    ]
+    for report, made_with, options in cases:
+        cache = CheckCache()
+        assert not cache.adopt(data, report, made_with, options), (made_with, options)
+        assert cache.sync(data, options) is not report  # checked afresh

@@ -74,6 +74,27 @@ def test_checked_ahead_of_the_lock_a_batch_ends_as_checked_inside_it(client, que
     assert second.state == InvoiceState.CONSEGNATA, history(second.id)
 
 
+def test_the_upload_s_check_handed_to_its_stage_ends_as_a_check_of_the_stage(client, queue):
+    # `varco serve` with its worker threads: the upload's synchronous check of the file serves its
+    # asynchronous stage and the SDI simulator (core/jobs.py, invoices/check_cache.py).
+    account = make_account(vat_code=SUPPLIER_VAT)
+    token = sign_in(client, account.username)
+    jobs.hand_over_to_workers_here()
+    try:
+        refused = (VARIANTS / "00400_line_without_natura.xml").read_bytes()
+        assert upload(client, token, refused).json()["errorCode"] == "0000"
+        assert upload(client, token, invoice_xml()).json()["errorCode"] == "0000"
+        assert upload(client, token, invoice_xml(), skipExtraSchema=True).json()["errorCode"] == "0000"
+        queue.drain()
+    finally:
+        jobs.hand_over_to_workers_here(False)
+    first, second, third = sorted(invoices_of(account.id), key=lambda invoice: invoice.id)
+    assert first.state == InvoiceState.ERRORE_ELABORAZIONE
+    assert [e["code"] for e in first.sdi_errors] == ["FATRSM212"]
+    assert first.sdi_errors[0]["description"].startswith("00400 - ")
+    assert second.state == third.state == InvoiceState.CONSEGNATA, history(second.id)
+
+
 def test_several_findings_are_all_reported(client, queue):
     account = make_account(vat_code=SUPPLIER_VAT)
     data = (VARIANTS / "00411_00415_line_and_pension_fund.xml").read_bytes()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -181,12 +182,15 @@ def enqueue(
     key: str | None = None,
     delay: timedelta | None = None,
     clock: Clock | None = None,
+    facts: dict[Fact[Any], Any] | None = None,
     **args: Any,
 ) -> JobRow:
     """Add a job row in this unit of work; its wake-up is sent after the commit.
 
     A new row goes in with a Core insert (the JobRow returned is not in the session, as with
-    `append_row`); a key seen before returns that job's row."""
+    `append_row`); a key seen before returns that job's row. `facts`: work this transaction did
+    that the job would do again (an upload's checks of its file), for the job's transaction if a
+    worker of this process runs it (`hand_over_to_workers_here`); elsewhere the job does it."""
     task.check(args)
     now = (clock or current_clock()).now()
     request_id = current_request_id.get()
@@ -210,6 +214,8 @@ def enqueue(
             return uow.get_one(JobRow, uow.scalar(_ID_BY_KEY, {"key": key}))
         row = detached_row(JobRow, values, row_id)
     metrics.count_on_commit(uow, metrics.JOBS, task.name, "enqueued")
+    if facts and _handing_over:
+        uow.on_commit(partial(_state().handed.put, row.id, facts))  # before its wake-up is sent
     if delay is None:
         _wake(uow, row.id)
     return row
@@ -282,8 +288,9 @@ def _queue_busy() -> bool:
     """Would sending wait? huey's SQLite storage serialises its users (the embedded workers'
     polls, other senders) on one lock: taken, the wake-up goes to the sender thread. Handing
     every wake-up over would cost every upload thread switches (docs/performance.md)."""
-    lock = getattr(get_queue().huey.storage, "lock", None)
-    return lock is not None and lock.locked()
+    queue = get_queue()
+    lock = getattr(queue.huey.storage, "lock", None)
+    return queue._local is None and lock is not None and lock.locked()
 
 
 @contextmanager
@@ -446,6 +453,38 @@ class _Ahead:
             self._ids.difference_update(ids)
 
 
+class _HandedOver:
+    """Facts that committed transactions handed to the jobs they enqueued (`enqueue(facts=...)`),
+    until a worker of this process runs the job. Bounded: past `size` the oldest go, and their jobs
+    do the work themselves, as a job run by another process does."""
+
+    def __init__(self, size: int = 128) -> None:
+        self._facts: dict[int, dict[Fact[Any], Any]] = {}
+        self._lock = threading.Lock()
+        self._size = size
+
+    def put(self, job_id: int, facts: dict[Fact[Any], Any]) -> None:
+        with self._lock:
+            self._facts[job_id] = facts
+            while len(self._facts) > self._size:
+                del self._facts[next(iter(self._facts))]
+
+    def take(self, job_id: int) -> dict[Fact[Any], Any] | None:
+        with self._lock:
+            return self._facts.pop(job_id, None)
+
+
+_handing_over = False
+
+
+def hand_over_to_workers_here(enabled: bool = True) -> None:
+    """Requests hand what they worked out to the jobs they enqueue (`enqueue(facts=...)`): for a
+    process whose own worker threads run those jobs (`varco serve` in embedded mode). Elsewhere the
+    facts would only wait in memory for a worker that is in another process."""
+    global _handing_over
+    _handing_over = enabled
+
+
 @dataclass
 class _ProcessState:
     """What this process's workers share about one database (tests switch databases, whose job
@@ -454,6 +493,7 @@ class _ProcessState:
     held: _Held
     gathering: _Gathering
     ahead: _Ahead
+    handed: _HandedOver
 
 
 _state_by_database: WeakKeyDictionary[Database, _ProcessState] = WeakKeyDictionary()
@@ -464,7 +504,7 @@ def _state() -> _ProcessState:
     database = get_database()
     with _state_lock:
         if database not in _state_by_database:
-            _state_by_database[database] = _ProcessState(_Held(), _Gathering(), _Ahead())
+            _state_by_database[database] = _ProcessState(_Held(), _Gathering(), _Ahead(), _HandedOver())
         return _state_by_database[database]
 
 
@@ -563,7 +603,7 @@ def _run_job(job_id: int, state: _ProcessState, *, hand_over: bool) -> str:
             runs[0].seconds = time.perf_counter() - started  # the claim
             for run in runs:
                 running = run
-                _run_one(uow, run, clock, ahead.get(run.job_id))
+                _run_one(uow, run, clock, ahead.get(run.job_id) or state.handed.take(run.job_id))
             running = runs[0]  # the last statement or the commit failed: charged to the woken job
             committing = time.perf_counter()
             uow.execute(_DONE, {"job_ids": [run.job_id for run in runs], "now": clock.now()})
@@ -695,7 +735,7 @@ def _foresee(
 
 def _run_one(uow: UnitOfWork, run: _Run, clock: Clock, ahead: dict[Fact[Any], Any] | None = None) -> None:
     started = time.perf_counter()
-    for fact, value in (ahead or {}).items():  # worked out before the lock (_work_ahead)
+    for fact, value in (ahead or {}).items():  # worked out before the lock, or handed over
         uow.remember(fact, value)
     try:
         with run.bound():
@@ -832,10 +872,51 @@ class JobQueue:
         self.huey = huey
         self._run = huey.task(name="varco.run_job", retries=0)(run_job)
         self.doorbell = Doorbell()
+        # Wake-ups for this process's own worker threads, kept in memory (`keep_local`).
+        self._local: deque[int] | None = None
+        self._local_lock = threading.Lock()
 
     def send(self, job_id: int) -> None:
-        self.huey.enqueue(self._wake_up(job_id))
+        with self._local_lock:
+            local = self._local is not None
+            if local:
+                self._local.append(job_id)  # type: ignore[union-attr]
+        if not local:
+            self.huey.enqueue(self._wake_up(job_id))
         self.doorbell.ring()
+
+    def keep_local(self) -> None:
+        """The wake-ups this process sends go to its own worker threads, in memory, where the
+        queue is huey's SQLite file (embedded mode): through the file each cost four writes to it
+        (queued, taken, and huey's revocation check and clearing), which every thread of the
+        process waits its turn for. A worker in another process still wakes by the reconciler,
+        as a lost wake-up does; so do these after a crash. Redis, shared by every worker process,
+        stays the queue."""
+        if not self.huey.storage.blocking:
+            with self._local_lock:
+                if self._local is None:
+                    self._local = deque()
+
+    def end_local(self) -> None:
+        """From now on wake-ups go through huey again; those not yet taken are put there, for
+        whoever runs next (the reconciler would send them too, but later)."""
+        with self._local_lock:
+            left, self._local = list(self._local or ()), None
+        for job_id in left:
+            self.huey.enqueue(self._wake_up(job_id))
+
+    def take_local(self) -> Any:
+        """A wake-up sent by this process to its own workers (`keep_local`), or None."""
+        local = self._local
+        try:
+            return self._wake_up(local.popleft()) if local else None
+        except IndexError:  # another thread took the last one
+            return None
+
+    def run(self, wake_up: Any) -> None:
+        """Run a wake-up's job row. huey's `execute` would also look for a revocation of the message
+        and then clear it, two more reads and writes of the queue per job, and varco revokes none."""
+        run_job(*wake_up.args)
 
     def _wake_up(self, job_id: int) -> Any:
         # huey gives each message a random id; one named after its job makes a job's wake-up the
@@ -857,7 +938,7 @@ class JobQueue:
 
     def queued_job_ids(self) -> set[int]:
         """The job rows whose wake-up is waiting in the queue (not yet taken by a worker)."""
-        ids = set()
+        ids = set(self._local or ())
         for data in self.huey.storage.enqueued_items():
             try:
                 message = self.huey.serializer.deserialize(data)
@@ -872,15 +953,18 @@ class JobQueue:
         wait_for_wake_ups()
         done = 0
         while done < limit:
-            task = self.huey.dequeue()
+            task = self.take_local() or self.huey.dequeue()
             if task is None:
                 return done
-            self.huey.execute(task)
+            self.run(task)
             done += 1
         return done
 
     def flush(self) -> None:
-        """Drop every queued message (what a crashed broker does)."""
+        """Drop every queued message (what a crashed broker does), those in memory too."""
+        with self._local_lock:
+            if self._local is not None:
+                self._local.clear()
         self.huey.flush()
 
 

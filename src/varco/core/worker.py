@@ -38,11 +38,12 @@ class _Worker(Worker):
 
     running: Any = None  # the huey task being executed
     doorbell: Doorbell  # set by _Consumer
+    jobs: JobQueue  # set by _Consumer
 
     def loop(self, now: Any = None) -> None:  # huey's Worker.loop, without max_tasks (unused)
         rings = self.doorbell.rings()  # before reading: a wake-up sent meanwhile ends the sleep
         try:
-            task = self.huey.dequeue()
+            task = (None if self.stop_flag.is_set() else self.jobs.take_local()) or self.huey.dequeue()
         except Exception:
             self._logger.exception("Error reading from queue")
             self.sleep()
@@ -58,7 +59,7 @@ class _Worker(Worker):
         self.running = task
         bind_stop_flag(self.stop_flag)  # a batch it gathers takes nothing new once stopping
         try:
-            self.huey.execute(task, now)
+            self.jobs.run(task)
         except Exception:
             self._logger.exception("Unhandled error during execution of task %s.", task.id)
         finally:
@@ -84,6 +85,7 @@ class _Consumer(Consumer):
 
     def __init__(self, queue: JobQueue, on_stop: Callable[[], None], **options: Any) -> None:
         self._on_stop = on_stop
+        self.jobs = queue
         self.doorbell = queue.doorbell
         self.since: float | None = None  # time.monotonic() of the stop signal
         self.deadline: float | None = None  # by which the running jobs must end
@@ -92,6 +94,7 @@ class _Consumer(Consumer):
     def _create_worker(self) -> _Worker:  # huey's
         worker = super()._create_worker()
         worker.doorbell = self.doorbell
+        worker.jobs = self.jobs
         return worker
 
     def set_stop_flag(self) -> None:
@@ -155,6 +158,7 @@ class EmbeddedWorker:
         self.timeout = shutdown_timeout
 
     def start(self) -> None:
+        self.consumer.jobs.keep_local()  # this process's wake-ups stay in memory (JobQueue.keep_local)
         self.consumer.scheduler.start()  # huey's own (delayed messages); `stop` joins it
         for _, worker in self.consumer.worker_threads:
             worker.start()
@@ -174,6 +178,7 @@ class EmbeddedWorker:
         self.consumer.shutdown_timeout = self.consumer.left()
         self.consumer.stop(graceful=True)
         self.scheduler.stop(timeout=self.consumer.left())
+        self.consumer.jobs.end_local()  # those not taken, and the drained requests' later ones
         self.consumer.report()
 
 

@@ -145,6 +145,25 @@ class CheckCache:
             self._sync[key] = check_sync(data, options)
         return self._sync[key]
 
+    def adopt(self, data: bytes, report: Report, made_with: CheckOptions, options: CheckOptions) -> bool:
+        """Take `report`, which `check_sync(data, made_with)` returned, as this cache's synchronous
+        report of `data` under `options`, if it holds there: an accepted report whose options
+        checked all that `options` check (the same signature roots and extra-schema choice; what
+        `options` leave open, such as the transmitter or the issuer, may have been checked).
+        Whether it was taken; the caller hands the report over and no longer uses it."""
+        same = ("skip_extra_schema", "trust_roots", "require_trusted")
+        open_in_options = ("transmitter_id", "transmitter_contacts", "account_vat", "sender_piva")
+        holds = (
+            report.accepted
+            and len(data) <= options.max_bytes
+            and all(getattr(made_with, name) == getattr(options, name) for name in same)
+            and all(getattr(options, name) in (None, getattr(made_with, name)) for name in open_in_options)
+            and options.require_signed in (None, made_with.require_signed)
+        )
+        if holds:
+            self._sync[(data, replace(options, max_bytes=_DEFAULT.max_bytes))] = report
+        return holds
+
     def async_(self, report: Report, options: CheckOptions = _DEFAULT) -> list[Finding]:
         # By the report's identity: this cache holds every report it made, so ids stay unique.
         key = (id(report), replace(options, max_bytes=_DEFAULT.max_bytes))

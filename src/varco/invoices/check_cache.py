@@ -12,6 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from varco import fatturapa
+from varco.core.clock import Clock
 from varco.core.uow import Fact, UnitOfWork
 
 ROME = ZoneInfo("Europe/Rome")
@@ -26,6 +27,33 @@ def checks(session: UnitOfWork) -> fatturapa.CheckCache:
 def checked_ahead(cache: fatturapa.CheckCache) -> dict[Fact[Any], Any]:
     """The facts that give a job the checks run for it before its transaction (core/jobs.py)."""
     return {_CHECKS: cache}
+
+
+def stage_options(skip_extra_schema: bool, content: bytes, clock: Clock) -> fatturapa.CheckOptions:
+    """The options of the asynchronous stage's checks of a stored file (invoices/processing.py)."""
+    return fatturapa.CheckOptions(
+        skip_extra_schema=skip_extra_schema,
+        received_date=receipt_day(clock.now()),
+        max_bytes=len(content) + 1,
+    )
+
+
+# An upload's check of a file larger than this is not handed to its stage: the tree would wait in
+# memory, and such files are few.
+_HAND_OVER_BYTES = 256 * 1024
+
+
+def checked_at_upload(
+    data: bytes, report: fatturapa.Report, made_with: fatturapa.CheckOptions, clock: Clock
+) -> dict[Fact[Any], Any]:
+    """The upload's synchronous check of the file it stores, as the facts its asynchronous stage
+    finds when a worker of the same process runs it (core/jobs.py, `enqueue`): the stage then
+    checks it again only if the report does not hold for the stage's options."""
+    if len(data) > _HAND_OVER_BYTES:
+        return {}
+    cache = fatturapa.CheckCache()
+    options = stage_options(made_with.skip_extra_schema, data, clock)
+    return checked_ahead(cache) if cache.adopt(data, report, made_with, options) else {}
 
 
 def receipt_day(at: datetime) -> date:

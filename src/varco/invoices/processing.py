@@ -12,7 +12,7 @@ from varco.core import blobs
 from varco.core.clock import Clock
 from varco.core.uow import UnitOfWork
 from varco.invoices import service as invoices
-from varco.invoices.check_cache import checks, receipt_day
+from varco.invoices.check_cache import checks, stage_options
 from varco.invoices.models import Invoice
 from varco.invoices.repository import InvoiceRepository
 from varco.invoices.states import InvoiceEvent, InvoiceState
@@ -105,11 +105,7 @@ def file_errors(
     skip_extra_schema: bool, content: bytes, clock: Clock, cache: fatturapa.CheckCache
 ) -> list[dict[str, str]]:
     """The file checks the service runs after accepting it (§7.3a)."""
-    options = fatturapa.CheckOptions(
-        skip_extra_schema=skip_extra_schema,
-        received_date=receipt_day(clock.now()),
-        max_bytes=len(content) + 1,
-    )
+    options = stage_options(skip_extra_schema, content, clock)
     report = cache.sync(content, options)
     if not report.accepted:  # the file passed at upload; only a changed rule set gets here
         first = report.errors[0]

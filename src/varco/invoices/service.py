@@ -19,9 +19,9 @@ from varco.core import blobs, jobs, metrics
 from varco.core.clock import Clock
 from varco.core.db import append_row, reading
 from varco.core.errors import VarcoError
-from varco.core.uow import UnitOfWork
+from varco.core.uow import Fact, UnitOfWork
 from varco.events import service as events
-from varco.invoices import filenames, preflight, signing
+from varco.invoices import check_cache, filenames, preflight, signing
 from varco.invoices.models import Invoice, InvoiceTransition, Notification
 from varco.invoices.repository import InvoiceRepository, body_values, party_columns, signature_column
 from varco.invoices.states import IllegalTransition, InvoiceEvent, InvoiceState, next_state
@@ -139,7 +139,21 @@ def store_upload(
     if upload.dry_run:
         return Accepted(filenames.peek_filename(session, settings.transmitter_id, signed=is_signed), None)
     try:
-        invoice = _store(session, caller, taxpayer, report, stored, sha, is_signed, upload, settings, clock)
+        # The stage re-checks the file unless this process's worker runs it with this check.
+        handed = check_cache.checked_at_upload(data, report, _options(upload, settings), clock)
+        invoice = _store(
+            session,
+            caller,
+            taxpayer,
+            report,
+            stored,
+            sha,
+            is_signed,
+            upload,
+            settings,
+            clock,
+            handed if stored is data else {},
+        )
     except OperationalError as exc:
         log.error("storing an upload failed: %s", exc)
         raise UploadRefused("0013", "Error saving data; nothing was stored, send the file again") from exc
@@ -203,6 +217,7 @@ def _store(
     upload: Upload,
     settings: Settings,
     clock: Clock,
+    handed: dict[Fact[Any], Any],
 ) -> Invoice:
     """Everything in this transaction: name, file, invoice, usage, job. A failure leaves nothing."""
     summary = report.summary
@@ -236,7 +251,9 @@ def _store(
     )
     record_initial_state(session, invoice, now)
     usage.charge(session, payer, clock)  # §8.5: counted when the name is generated and the file accepted
-    jobs.enqueue(session, PROCESS, key=f"process:{invoice.id}", clock=clock, invoice_id=invoice.id)
+    jobs.enqueue(
+        session, PROCESS, key=f"process:{invoice.id}", clock=clock, facts=handed, invoice_id=invoice.id
+    )
     return invoice
 
 

@@ -52,8 +52,8 @@ def read_message(xml: bytes, what: str) -> messages.Message:
     """An SDI message from the network, as the rest of varco can hold it; NotificationRefused naming
     `what` for anything else (never an exception that would read as "storage failed")."""
     try:
-        parse_untrusted(xml)  # DTD, encodings, and a bounded tree before the XSD (its reports cost memory)
-        message = messages.parse(xml)
+        # DTD, encodings, and a bounded tree before the XSD (its reports cost memory)
+        message = messages.parse(xml, parse_untrusted(xml))
     except (ValueError, etree.LxmlError) as exc:  # also dateTimes the XSD allows and Python cannot hold
         raise NotificationRefused(f"{what}: {exc}"[:500]) from None
     # IdentificativoSdI is 12 digits in the XSD, leading zeros and sign aside: the key, so canonical.

@@ -291,6 +291,10 @@ def validation_errors(xml: bytes) -> list[str]:
         root = _parse_xml(xml)
     except MessageError as exc:
         return [str(exc)]
+    return _schema_errors(root)
+
+
+def _schema_errors(root: etree._Element) -> list[str]:
     checker = schema()
     if checker.validate(root):
         return []
@@ -305,14 +309,16 @@ def _parse_xml(xml: bytes) -> etree._Element:
         raise MessageError(f"not well-formed XML: {exc}") from None
 
 
-def parse(xml: bytes) -> Message:
-    """Read an SDI message after validating it against MessaggiTypes v1.1."""
-    root = _parse_xml(xml)
+def parse(xml: bytes, root: etree._Element | None = None) -> Message:
+    """Read an SDI message after validating it against MessaggiTypes v1.1; `root`: `xml` already
+    parsed by a parser at least as strict as this module's (one parse, not two)."""
+    if root is None:
+        root = _parse_xml(xml)
     qname = etree.QName(root)
     if qname.namespace != NS or qname.localname not in TYPES:
         raise MessageError(f"{qname.text} is not an SDI message")
     try:
-        errors = validation_errors(xml)
+        errors = _schema_errors(root)
     except etree.Error as exc:  # e.g. a DTD the validator refuses
         raise MessageError(f"not valid against MessaggiTypes v1.1: {exc}") from None
     if errors:
