@@ -6,8 +6,10 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
+from lxml import etree
+
 from tests.invoices.support import invoice_xml
-from varco.fatturapa import CheckCache, CheckOptions, check
+from varco.fatturapa import CheckCache, CheckOptions, check, check_sync
 
 VARIANTS = Path(__file__).resolve().parent / "cases" / "variants"
 OPTIONS = CheckOptions(received_date=date(2026, 11, 23))
@@ -77,3 +79,20 @@ def test_a_report_is_not_adopted_where_it_may_not_hold():
         cache = CheckCache()
         assert not cache.adopt(data, report, made_with, options), (made_with, options)
         assert cache.sync(data, options) is not report  # checked afresh
+
+
+def test_an_upload_hands_its_stage_the_check_of_a_typical_file_only(clock):
+    # The parsed tree waits in memory until the stage runs (invoices/check_cache.py): small files only.
+    from varco.invoices.check_cache import checked_at_upload
+
+    upload = CheckOptions(transmitter_id="IT05555550028", require_signed=False)
+    small = invoice_xml()
+    assert checked_at_upload(small, check_sync(small, upload), upload, clock)
+
+    def pad(root):  # a 40 KB comment: still a valid invoice
+        root.append(etree.Comment("x" * 40_000))
+
+    large = invoice_xml(edit=pad)
+    report = check_sync(large, upload)
+    assert report.accepted and len(large) > 32 * 1024
+    assert checked_at_upload(large, report, upload, clock) == {}

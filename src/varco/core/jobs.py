@@ -290,7 +290,7 @@ def _queue_busy() -> bool:
     every wake-up over would cost every upload thread switches (docs/performance.md)."""
     queue = get_queue()
     lock = getattr(queue.huey.storage, "lock", None)
-    return queue._local is None and lock is not None and lock.locked()
+    return not queue.keeps_local() and lock is not None and lock.locked()
 
 
 @contextmanager
@@ -458,7 +458,7 @@ class _HandedOver:
     until a worker of this process runs the job. Bounded: past `size` the oldest go, and their jobs
     do the work themselves, as a job run by another process does."""
 
-    def __init__(self, size: int = 128) -> None:
+    def __init__(self, size: int = 64) -> None:
         self._facts: dict[int, dict[Fact[Any], Any]] = {}
         self._lock = threading.Lock()
         self._size = size
@@ -904,6 +904,9 @@ class JobQueue:
             left, self._local = list(self._local or ()), None
         for job_id in left:
             self.huey.enqueue(self._wake_up(job_id))
+
+    def keeps_local(self) -> bool:
+        return self._local is not None
 
     def take_local(self) -> Any:
         """A wake-up sent by this process to its own workers (`keep_local`), or None."""

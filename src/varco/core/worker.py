@@ -39,11 +39,12 @@ class _Worker(Worker):
     running: Any = None  # the huey task being executed
     doorbell: Doorbell  # set by _Consumer
     jobs: JobQueue  # set by _Consumer
+    _next_read = 0.0  # time.monotonic() of the next read of the queue's file, keeping wake-ups local
 
     def loop(self, now: Any = None) -> None:  # huey's Worker.loop, without max_tasks (unused)
         rings = self.doorbell.rings()  # before reading: a wake-up sent meanwhile ends the sleep
         try:
-            task = (None if self.stop_flag.is_set() else self.jobs.take_local()) or self.huey.dequeue()
+            task = self._take()
         except Exception:
             self._logger.exception("Error reading from queue")
             self.sleep()
@@ -64,6 +65,18 @@ class _Worker(Worker):
             self._logger.exception("Unhandled error during execution of task %s.", task.id)
         finally:
             self.running = None
+
+    def _take(self) -> Any:
+        """This process's own wake-up, or one from the queue. While this process keeps its
+        wake-ups in memory (JobQueue.keep_local), the queue's file holds only those of other
+        processes (the CLI), rare: it is read at most once per `_MAX_POLL_DELAY`, not after each
+        job (each read is a write to the file, every thread of the process waiting its turn)."""
+        if not self.stop_flag.is_set() and (task := self.jobs.take_local()) is not None:
+            return task
+        if self.jobs.keeps_local() and time.monotonic() < self._next_read:
+            return None
+        self._next_read = time.monotonic() + _MAX_POLL_DELAY
+        return self.huey.dequeue()
 
     def _sleep(self, rings: int) -> None:
         """Until the next poll of a queue that cannot block. The first sleep after a job is huey's

@@ -2,7 +2,9 @@
 
 The service's asynchronous stage and the SDI simulator, when it runs in the same transaction (a
 follow-on of the stage, core/jobs.py), check the same bytes; the second check reads the first's
-report instead of parsing and validating the file again.
+report instead of parsing and validating the file again. The stage's cache may come filled from
+before its transaction: by a `varco worker`'s work ahead of the write lock (`checked_ahead`), or by
+the upload, whose synchronous check a worker of the same process takes over (`checked_at_upload`).
 """
 
 from __future__ import annotations
@@ -38,9 +40,9 @@ def stage_options(skip_extra_schema: bool, content: bytes, clock: Clock) -> fatt
     )
 
 
-# An upload's check of a file larger than this is not handed to its stage: the tree would wait in
-# memory, and such files are few.
-_HAND_OVER_BYTES = 256 * 1024
+# An upload's check of a larger file is not handed to its stage: its tree, some twelve times the
+# file, would wait in memory (at most 64 of them, core/jobs.py), and typical invoices are 2-20 KB.
+_HAND_OVER_BYTES = 32 * 1024
 
 
 def checked_at_upload(
