@@ -79,6 +79,26 @@ def test_signature_verifies_with_the_simulator_certificate(db, clock):
         XMLVerifier().verify(tampered, x509_cert=certificate)
 
 
+def test_every_signed_message_and_a_foreign_document_verify_and_stay_unsigned_in_the_input(db, clock):
+    # The signature is built by varco (sdi/simulator/signing.py), checked here by signxml.
+    foreign = etree.fromstring(b'<FileEsito xmlns="urn:example:comfin" v="1"><Esito>ES01</Esito></FileEsito>')
+    documents = [(e, b">123<") for type_, e in build_all().items() if type_ in messages.SIGNED]
+    documents.append((foreign, b">ES01<"))
+    assert len(documents) > 5
+    with unit_of_work() as session:
+        certificate = signing.certificate_pem(session, clock)
+        for element, value in documents:
+            before = etree.tostring(element)
+            signed = etree.tostring(
+                signing.sign(session, element, clock), xml_declaration=True, encoding="UTF-8"
+            )
+            assert etree.tostring(element) == before  # a signed copy; the input may be signed again
+            XMLVerifier().verify(signed, x509_cert=certificate)
+            assert value in signed
+            with pytest.raises(Exception, match="(?i)digest"):
+                XMLVerifier().verify(signed.replace(value, value.replace(b"1", b"7")), x509_cert=certificate)
+
+
 def test_times_are_italian_local_with_milliseconds():
     assert messages.sdi_datetime(AT) == "2026-07-01T12:30:00.000+02:00"
     assert messages.sdi_datetime(AT - timedelta(days=180)) == "2026-01-02T11:30:00.000+01:00"
