@@ -485,6 +485,11 @@ def hand_over_to_workers_here(enabled: bool = True) -> None:
     _handing_over = enabled
 
 
+def handing_over() -> bool:
+    """Whether `enqueue(facts=...)` hands facts over in this process (callers skip working them out)."""
+    return _handing_over
+
+
 @dataclass
 class _ProcessState:
     """What this process's workers share about one database (tests switch databases, whose job

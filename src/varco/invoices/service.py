@@ -139,8 +139,11 @@ def store_upload(
     if upload.dry_run:
         return Accepted(filenames.peek_filename(session, settings.transmitter_id, signed=is_signed), None)
     try:
-        # The stage re-checks the file unless this process's worker runs it with this check.
-        handed = check_cache.checked_at_upload(data, report, _options(upload, settings), clock)
+        # The stage re-checks the file unless this process's worker runs it with this check (the
+        # bytes checked are those stored: not signed on the way).
+        handed: dict[Fact[Any], Any] = {}
+        if stored is data and jobs.handing_over():
+            handed = check_cache.checked_at_upload(data, report, _options(upload, settings), clock)
         invoice = _store(
             session,
             caller,
@@ -152,7 +155,7 @@ def store_upload(
             upload,
             settings,
             clock,
-            handed if stored is data else {},
+            handed,
         )
     except OperationalError as exc:
         log.error("storing an upload failed: %s", exc)
